@@ -1,0 +1,1 @@
+"""Billing: prices, the quota ledger and settlement."""

@@ -1,0 +1,361 @@
+"""Exact, fast quota accounting: leases taken atomically from the database, spent
+from memory, flushed in batches.
+
+Invariants (tested in tests/test_billing.py):
+
+* A reservation never spends more than the database granted: a worker takes quota
+  out of ``users.quota`` / ``tokens.remain_quota`` with one conditional UPDATE
+  (``… WHERE quota >= :n``) and records the lease in ``quota_leases`` in the same
+  transaction. Reserving from a lease is an in-memory subtraction with no await, so
+  concurrent requests in a worker cannot both pass a check.
+* Each request settles exactly once (``Reservation.settle``/``refund`` are idempotent
+  and synchronous, so a cancelled request — a client that went away — still settles
+  in its ``finally``).
+* Logs, used-quota counters and lease balances reach the database together, in one
+  transaction per flush, so they never disagree. A crash loses at most one flush
+  interval of logs and the matching charges (the user is refunded, never overcharged):
+  a sweeper returns the leases of workers whose heartbeat stopped.
+* Overspend is bounded: settle may charge more than was reserved (the model wrote
+  more than estimated) only from the lease; the balance can dip below zero by at most
+  one request's excess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from tortoise.expressions import F
+from tortoise.transactions import in_transaction
+
+from faregate.db import models as m
+
+log = logging.getLogger("faregate.billing")
+
+
+class InsufficientQuota(Exception):
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind  # "user" or "token"
+
+
+@dataclass(slots=True)
+class Lease:
+    kind: str
+    ref_id: int
+    free: int = 0  # leased and not reserved
+    reserved: int = 0  # held by in-flight requests
+    consumed_unflushed: int = 0  # spent, not yet written to the database
+    last_used: float = 0.0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+@dataclass(slots=True)
+class LogEntry:
+    """One consume/error log row; the ``record`` hooks receive it too."""
+
+    user_id: int
+    username: str
+    token_id: int
+    token_name: str
+    model_name: str
+    quota: int
+    prompt_tokens: int
+    completion_tokens: int
+    use_time: int
+    is_stream: bool
+    channel_id: int
+    group: str
+    request_id: str
+    type: int = m.LOG_CONSUME
+    content: str = ""
+    ip: str = ""
+    other: dict[str, Any] = field(default_factory=dict)
+    created_at: int = 0
+
+
+class Reservation:
+    __slots__ = ("ledger", "user_id", "token_id", "amount", "settled")
+
+    def __init__(self, ledger: QuotaLedger, user_id: int, token_id: int | None, amount: int) -> None:
+        self.ledger = ledger
+        self.user_id = user_id
+        self.token_id = token_id
+        self.amount = amount
+        self.settled = False
+
+    def settle(self, actual: int, entry: LogEntry | None, channel_id: int = 0) -> bool:
+        """Charge ``actual`` (the reservation is released) and queue the log row.
+        Returns False if this reservation was already settled."""
+        if self.settled:
+            return False
+        self.settled = True
+        self.ledger._settle(self, actual, entry, channel_id)
+        return True
+
+    def refund(self, entry: LogEntry | None = None) -> bool:
+        return self.settle(0, entry)
+
+
+class QuotaLedger:
+    def __init__(self, *, flush_interval: float = 0.05, lease_idle: float = 5.0,
+                 min_chunk: int = 50_000, worker_id: str | None = None) -> None:
+        self.worker_id = worker_id or uuid.uuid4().hex
+        self.flush_interval = flush_interval
+        self.lease_idle = lease_idle
+        self.min_chunk = min_chunk
+        self.leases: dict[tuple[str, int], Lease] = {}
+        self._logs: list[LogEntry] = []
+        self._user_usage: dict[int, list[int]] = {}  # id -> [quota, requests]
+        self._token_usage: dict[int, int] = {}
+        self._channel_usage: dict[int, int] = {}
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[Any] | None = None
+        self._flush_lock = asyncio.Lock()
+        self.recorders: list[Any] = []
+
+    # -- lifecycle ---------------------------------------------------------------------
+    async def start(self) -> None:
+        await m.Worker.create(id=self.worker_id, heartbeat=int(time.time()))
+        self._task = asyncio.create_task(self._flush_loop(), name="ledger-flush")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        # settle what is pending and give every lease back
+        await self.flush(return_all=True)
+        await m.Worker.filter(id=self.worker_id).delete()
+
+    # -- reserving ---------------------------------------------------------------------
+    async def reserve(self, user_id: int, token_id: int | None, amount: int) -> Reservation:
+        amount = max(0, int(amount))
+        if amount:
+            if token_id is not None:
+                await self._take("token", token_id, amount)
+            try:
+                await self._take("user", user_id, amount)
+            except InsufficientQuota:
+                if token_id is not None:
+                    self._give_back("token", token_id, amount)
+                raise
+        return Reservation(self, user_id, token_id, amount)
+
+    async def _take(self, kind: str, ref_id: int, amount: int) -> None:
+        key = (kind, ref_id)
+        lease = self.leases.get(key)
+        if lease is None:
+            lease = self.leases[key] = Lease(kind, ref_id)
+        lease.last_used = time.monotonic()
+        if lease.free >= amount:  # the hot path: no await between check and spend
+            lease.free -= amount
+            lease.reserved += amount
+            return
+        async with lease.lock:
+            while lease.free < amount:
+                need = amount - lease.free
+                got = await self._lease_from_db(kind, ref_id, max(need, self.min_chunk, amount * 4))
+                if not got:
+                    got = await self._lease_from_db(kind, ref_id, need)
+                if not got:
+                    raise InsufficientQuota(kind)
+                lease.free += got
+            lease.free -= amount
+            lease.reserved += amount
+
+    def _give_back(self, kind: str, ref_id: int, amount: int) -> None:
+        lease = self.leases[(kind, ref_id)]
+        lease.reserved -= amount
+        lease.free += amount
+
+    async def _lease_from_db(self, kind: str, ref_id: int, amount: int) -> int:
+        async with in_transaction() as conn:
+            if kind == "user":
+                changed = await m.User.filter(id=ref_id, quota__gte=amount).using_db(conn).update(
+                    quota=F("quota") - amount)
+            else:
+                changed = await m.Token.filter(id=ref_id, remain_quota__gte=amount).using_db(conn).update(
+                    remain_quota=F("remain_quota") - amount)
+            if not changed:
+                return 0
+            updated = await m.QuotaLease.filter(worker=self.worker_id, kind=kind, ref_id=ref_id).using_db(
+                conn).update(held=F("held") + amount)
+            if not updated:
+                await m.QuotaLease.create(worker=self.worker_id, kind=kind, ref_id=ref_id, held=amount,
+                                          using_db=conn)
+        return amount
+
+    # -- settling (synchronous: safe inside ``finally`` of a cancelled task) ------------
+    def _settle(self, res: Reservation, actual: int, entry: LogEntry | None, channel_id: int) -> None:
+        actual = max(0, int(actual))
+        for kind, ref in (("token", res.token_id), ("user", res.user_id)):
+            if ref is None:
+                continue
+            if kind == "token" and res.amount == 0 and actual == 0:
+                continue
+            lease = self.leases.get((kind, ref))
+            if lease is None:
+                lease = self.leases[(kind, ref)] = Lease(kind, ref)
+            lease.reserved -= res.amount
+            lease.free += res.amount - actual  # may go negative: bounded overdraft
+            lease.consumed_unflushed += actual
+            lease.last_used = time.monotonic()
+        if actual or entry is not None:
+            usage = self._user_usage.setdefault(res.user_id, [0, 0])
+            usage[0] += actual
+            usage[1] += 1 if entry is not None and entry.type == m.LOG_CONSUME else 0
+            if res.token_id is not None:
+                self._token_usage[res.token_id] = self._token_usage.get(res.token_id, 0) + actual
+            if channel_id:
+                self._channel_usage[channel_id] = self._channel_usage.get(channel_id, 0) + actual
+        if entry is not None:
+            entry.created_at = entry.created_at or int(time.time())
+            self._logs.append(entry)
+        self._wake.set()
+
+    # -- flushing ----------------------------------------------------------------------
+    async def _flush_loop(self) -> None:
+        last_beat = 0.0
+        while True:
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=1.0)
+            except asyncio.TimeoutError:
+                pass
+            self._wake.clear()
+            try:
+                await self.flush()
+                now = time.monotonic()
+                if now - last_beat > 2.0:
+                    last_beat = now
+                    await m.Worker.filter(id=self.worker_id).update(heartbeat=int(time.time()))
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("billing flush failed; retrying")
+            await asyncio.sleep(self.flush_interval)
+
+    async def flush(self, return_all: bool = False) -> None:
+        async with self._flush_lock:
+            logs, self._logs = self._logs, []
+            users, self._user_usage = self._user_usage, {}
+            tokens, self._token_usage = self._token_usage, {}
+            channels, self._channel_usage = self._channel_usage, {}
+            now = time.monotonic()
+            consumed: list[tuple[Lease, int]] = []
+            returning: list[tuple[Lease, int]] = []
+            for lease in list(self.leases.values()):
+                if lease.consumed_unflushed:
+                    consumed.append((lease, lease.consumed_unflushed))
+                if lease.reserved == 0 and not lease.lock.locked() and (
+                        return_all or now - lease.last_used > self.lease_idle):
+                    returning.append((lease, lease.free))
+            if not (logs or users or tokens or channels or consumed or returning):
+                return
+            try:
+                await self._write(logs, users, tokens, channels, consumed, returning)
+            except Exception:
+                # put everything back so the next flush retries it; nothing is lost
+                self._logs[:0] = logs
+                for uid, (q, n) in users.items():
+                    cur = self._user_usage.setdefault(uid, [0, 0])
+                    cur[0] += q
+                    cur[1] += n
+                for tid, q in tokens.items():
+                    self._token_usage[tid] = self._token_usage.get(tid, 0) + q
+                for cid, q in channels.items():
+                    self._channel_usage[cid] = self._channel_usage.get(cid, 0) + q
+                raise
+            for lease, amount in consumed:
+                lease.consumed_unflushed -= amount
+            for lease, amount in returning:
+                lease.free -= amount
+                if lease.free == 0 and lease.reserved == 0 and lease.consumed_unflushed == 0:
+                    self.leases.pop((lease.kind, lease.ref_id), None)
+            for recorder in self.recorders:
+                for entry in logs:
+                    try:
+                        result = recorder.record(entry)
+                        if asyncio.iscoroutine(result):
+                            await result
+                    except Exception:
+                        log.exception("usage recorder %r failed", recorder)
+
+    async def _write(self, logs: list[LogEntry], users: dict[int, list[int]], tokens: dict[int, int],
+                     channels: dict[int, int], consumed: list[tuple[Lease, int]],
+                     returning: list[tuple[Lease, int]]) -> None:
+        from faregate import jsonutil
+
+        async with in_transaction() as conn:
+            if logs:
+                await m.Log.bulk_create([
+                    m.Log(user_id=e.user_id, created_at=e.created_at, type=e.type, content=e.content,
+                          username=e.username, token_name=e.token_name, model_name=e.model_name,
+                          quota=e.quota, prompt_tokens=e.prompt_tokens,
+                          completion_tokens=e.completion_tokens, use_time=e.use_time,
+                          is_stream=e.is_stream, channel_id=e.channel_id, token_id=e.token_id,
+                          group=e.group, ip=e.ip, request_id=e.request_id,
+                          other=jsonutil.dumps_str(e.other) if e.other else "")
+                    for e in logs
+                ], using_db=conn)
+            for uid, (quota, count) in users.items():
+                await m.User.filter(id=uid).using_db(conn).update(
+                    used_quota=F("used_quota") + quota, request_count=F("request_count") + count)
+            stamp = int(time.time())
+            for tid, quota in tokens.items():
+                await m.Token.filter(id=tid).using_db(conn).update(
+                    used_quota=F("used_quota") + quota, accessed_time=stamp)
+            for cid, quota in channels.items():
+                await m.Channel.filter(id=cid).using_db(conn).update(used_quota=F("used_quota") + quota)
+            # the lease row shrinks by what was spent; returned leases go back to the balance
+            spent: dict[tuple[str, int], int] = {}
+            for lease, amount in consumed:
+                spent[(lease.kind, lease.ref_id)] = amount
+            back = {(lease.kind, lease.ref_id): amount for lease, amount in returning}
+            for key in set(spent) | set(back):
+                kind, ref = key
+                delta = spent.get(key, 0) + back.get(key, 0)
+                await m.QuotaLease.filter(worker=self.worker_id, kind=kind, ref_id=ref).using_db(conn).update(
+                    held=F("held") - delta)
+                if key in back and back[key]:
+                    if kind == "user":
+                        await m.User.filter(id=ref).using_db(conn).update(quota=F("quota") + back[key])
+                    else:
+                        await m.Token.filter(id=ref).using_db(conn).update(
+                            remain_quota=F("remain_quota") + back[key])
+            await m.QuotaLease.filter(worker=self.worker_id, held=0).using_db(conn).delete()
+
+    # -- reading -----------------------------------------------------------------------
+    async def held_for(self, kind: str, ref_id: int) -> int:
+        """Quota leased out of this balance by all workers (still the owner's money)."""
+        rows = await m.QuotaLease.filter(kind=kind, ref_id=ref_id).values_list("held", flat=True)
+        return int(sum(rows))
+
+
+async def sweep_dead_workers(stale_after: float) -> int:
+    """Return the leases of workers whose heartbeat stopped; returns how many."""
+    cutoff = int(time.time() - stale_after)
+    dead = await m.Worker.filter(heartbeat__lt=cutoff).values_list("id", flat=True)
+    orphan_workers = set(await m.QuotaLease.all().distinct().values_list("worker", flat=True))
+    live = set(await m.Worker.filter(heartbeat__gte=cutoff).values_list("id", flat=True))
+    targets = set(dead) | (orphan_workers - live)
+    for worker in targets:
+        async with in_transaction() as conn:
+            leases = await m.QuotaLease.filter(worker=worker).using_db(conn)
+            for lease in leases:
+                if lease.kind == "user":
+                    await m.User.filter(id=lease.ref_id).using_db(conn).update(quota=F("quota") + lease.held)
+                else:
+                    await m.Token.filter(id=lease.ref_id).using_db(conn).update(
+                        remain_quota=F("remain_quota") + lease.held)
+            await m.QuotaLease.filter(worker=worker).using_db(conn).delete()
+            await m.Worker.filter(id=worker).using_db(conn).delete()
+    if targets:
+        log.info("returned the quota leases of %d stopped worker(s)", len(targets))
+    return len(targets)

@@ -1,0 +1,60 @@
+"""Prices in new-api's units: 500,000 quota = $1; model ratio 1 = $2 per 1M input
+tokens, so one input token costs ``model_ratio`` quota before group ratios."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from faregate.canonical import Usage
+
+
+@dataclass(slots=True, frozen=True)
+class Price:
+    model_ratio: float = 0.0
+    completion_ratio: float = 1.0
+    cache_ratio: float = 1.0  # cached input reads, relative to input
+    cache_write_ratio: float = 1.0  # cache creation, relative to input
+    group_ratio: float = 1.0
+    model_price: float | None = None  # fixed USD per call; replaces token pricing
+    quota_per_unit: float = 500_000
+
+    @property
+    def free(self) -> bool:
+        if self.model_price is not None:
+            return self.model_price == 0 or self.group_ratio == 0
+        return self.model_ratio == 0 or self.group_ratio == 0
+
+
+def reserve_quota(price: Price, prompt_tokens: int, max_output: int) -> int:
+    """The most this request can cost: the estimated prompt plus the full output
+    budget at the output price."""
+    if price.model_price is not None:
+        return math.ceil(price.model_price * price.quota_per_unit * price.group_ratio)
+    cost = (prompt_tokens + max_output * price.completion_ratio) * price.model_ratio * price.group_ratio
+    return math.ceil(cost)
+
+
+def usage_quota(price: Price, usage: Usage | None) -> int:
+    """What a finished request costs (new-api's text quota formula)."""
+    if price.model_price is not None:
+        return round(price.model_price * price.quota_per_unit * price.group_ratio)
+    if usage is None or usage.total_tokens == 0:
+        return 0
+    base_input = max(0, usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens)
+    weighted = (
+        base_input
+        + usage.cache_read_tokens * price.cache_ratio
+        + usage.cache_write_tokens * price.cache_write_ratio
+        + usage.output_tokens * price.completion_ratio
+    )
+    quota = round(weighted * price.model_ratio * price.group_ratio)
+    if quota <= 0 and price.model_ratio > 0 and price.group_ratio > 0:
+        return 1  # new-api's minimum charge
+    return quota
+
+
+def estimate_tokens(chars: int) -> int:
+    """A cheap prompt estimate used only for the reservation (~4 chars per token,
+    rounded up so the reservation errs high)."""
+    return chars // 3 + 1

@@ -1,0 +1,62 @@
+"""``faregate serve``: migrate once, then serve with Hypercorn (uvloop workers)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+
+from faregate.security import redact
+
+
+def _migrate() -> None:
+    from faregate.db import storage
+    from faregate.gateway import Gateway
+    from faregate.plugins import load_plugins
+
+    gateway = Gateway(load_plugins())
+    asyncio.run(storage.migrate(gateway.db_config))
+
+
+def serve(host: str, port: int, workers: int, access_log: bool) -> None:
+    from hypercorn.config import Config
+    from hypercorn.run import run
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    redact.install()
+    _migrate()
+    os.environ["FAREGATE_MIGRATE"] = "0"  # done once here, not in every worker
+    config = Config()
+    config.application_path = "faregate.app:create_app()"
+    config.bind = [f"{host}:{port}"]
+    config.workers = workers
+    config.worker_class = "uvloop"
+    config.keep_alive_timeout = 75
+    config.graceful_timeout = 15
+    if access_log:
+        config.accesslog = "-"
+    config.errorlog = "-"
+    logging.getLogger("faregate").info("Faregate listening on http://%s:%s (%d worker(s))", host, port, workers)
+    sys.exit(run(config))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="faregate", description="Faregate LLM API gateway")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_serve = sub.add_parser("serve", help="run the gateway")
+    p_serve.add_argument("--host", default="127.0.0.1")
+    p_serve.add_argument("--port", type=int, default=3000)
+    p_serve.add_argument("--workers", type=int, default=1)
+    p_serve.add_argument("--access-log", action="store_true")
+    sub.add_parser("migrate", help="apply database migrations and exit")
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        serve(args.host, args.port, args.workers, args.access_log)
+    elif args.command == "migrate":
+        _migrate()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,1 @@
+"""Persistence: tortoise-orm models, storage backends and migrations."""

@@ -1,0 +1,191 @@
+"""The tables, with new-api's names and columns where clients see them."""
+
+from __future__ import annotations
+
+from tortoise import fields
+from tortoise.models import Model
+
+# roles and statuses as new-api
+ROLE_GUEST, ROLE_USER, ROLE_ADMIN, ROLE_ROOT = 0, 1, 10, 100
+USER_ENABLED, USER_DISABLED = 1, 2
+TOKEN_ENABLED, TOKEN_DISABLED, TOKEN_EXPIRED, TOKEN_EXHAUSTED = 1, 2, 3, 4
+CHANNEL_ENABLED, CHANNEL_MANUALLY_DISABLED, CHANNEL_AUTO_DISABLED = 1, 2, 3
+LOG_TOPUP, LOG_CONSUME, LOG_MANAGE, LOG_SYSTEM, LOG_ERROR, LOG_REFUND = 1, 2, 3, 4, 5, 6
+
+
+class User(Model):
+    id = fields.IntField(primary_key=True)
+    username = fields.CharField(max_length=64, unique=True)
+    password_hash = fields.CharField(max_length=255, default="")
+    display_name = fields.CharField(max_length=64, default="")
+    role = fields.IntField(default=ROLE_USER)
+    status = fields.IntField(default=USER_ENABLED)
+    email = fields.CharField(max_length=128, default="")
+    access_token = fields.CharField(max_length=64, null=True, unique=True)
+    quota = fields.BigIntField(default=0)
+    used_quota = fields.BigIntField(default=0)
+    request_count = fields.IntField(default=0)
+    group = fields.CharField(max_length=64, default="default")
+    aff_code = fields.CharField(max_length=32, null=True, unique=True)
+    remark = fields.CharField(max_length=255, default="")
+    setting = fields.TextField(default="")
+    created_at = fields.BigIntField(default=0)
+
+    class Meta:
+        table = "users"
+
+
+class Token(Model):
+    """A relay API key. The key is kept as a SHA-256 hash (lookup) and encrypted
+    (owner reveal); it is never stored in clear."""
+
+    id = fields.IntField(primary_key=True)
+    user_id = fields.IntField(db_index=True)
+    key_hash = fields.CharField(max_length=64, unique=True)
+    key_enc = fields.TextField()
+    key_mask = fields.CharField(max_length=32)
+    status = fields.IntField(default=TOKEN_ENABLED)
+    name = fields.CharField(max_length=64, default="")
+    created_time = fields.BigIntField(default=0)
+    accessed_time = fields.BigIntField(default=0)
+    expired_time = fields.BigIntField(default=-1)
+    remain_quota = fields.BigIntField(default=0)
+    unlimited_quota = fields.BooleanField(default=False)
+    used_quota = fields.BigIntField(default=0)
+    model_limits_enabled = fields.BooleanField(default=False)
+    model_limits = fields.TextField(default="")
+    allow_ips = fields.TextField(default="")
+    group = fields.CharField(max_length=64, default="")
+    cross_group_retry = fields.BooleanField(default=False)
+
+    class Meta:
+        table = "tokens"
+
+
+class Channel(Model):
+    id = fields.IntField(primary_key=True)
+    type = fields.IntField(default=1)
+    key_enc = fields.TextField(default="")
+    openai_organization = fields.CharField(max_length=128, null=True)
+    test_model = fields.CharField(max_length=255, null=True)
+    status = fields.IntField(default=CHANNEL_ENABLED)
+    name = fields.CharField(max_length=128, default="")
+    weight = fields.IntField(default=0)
+    created_time = fields.BigIntField(default=0)
+    test_time = fields.BigIntField(default=0)
+    response_time = fields.IntField(default=0)
+    base_url = fields.CharField(max_length=512, default="")
+    other = fields.TextField(default="")
+    balance = fields.FloatField(default=0)
+    balance_updated_time = fields.BigIntField(default=0)
+    models = fields.TextField(default="")
+    group = fields.CharField(max_length=255, default="default")
+    used_quota = fields.BigIntField(default=0)
+    model_mapping = fields.TextField(default="")
+    status_code_mapping = fields.TextField(default="")
+    priority = fields.BigIntField(default=0)
+    auto_ban = fields.IntField(default=1)
+    tag = fields.CharField(max_length=128, null=True)
+    setting = fields.TextField(default="")
+    param_override = fields.TextField(default="")
+    header_override = fields.TextField(default="")
+    remark = fields.CharField(max_length=255, default="")
+
+    class Meta:
+        table = "channels"
+
+
+class Ability(Model):
+    """The routing index: one row per (group, model, channel), as new-api's abilities."""
+
+    id = fields.IntField(primary_key=True)
+    group = fields.CharField(max_length=64)
+    model = fields.CharField(max_length=255)
+    channel_id = fields.IntField(db_index=True)
+    enabled = fields.BooleanField(default=True)
+    priority = fields.BigIntField(default=0)
+    weight = fields.IntField(default=0)
+    tag = fields.CharField(max_length=128, null=True)
+
+    class Meta:
+        table = "abilities"
+        unique_together = (("group", "model", "channel_id"),)
+
+
+class Option(Model):
+    key = fields.CharField(max_length=128, primary_key=True)
+    value = fields.TextField(default="")
+
+    class Meta:
+        table = "options"
+
+
+class Log(Model):
+    id = fields.IntField(primary_key=True)
+    user_id = fields.IntField(db_index=True)
+    created_at = fields.BigIntField(db_index=True)
+    type = fields.IntField(db_index=True)
+    content = fields.TextField(default="")
+    username = fields.CharField(max_length=64, default="", db_index=True)
+    token_name = fields.CharField(max_length=64, default="")
+    model_name = fields.CharField(max_length=255, default="", db_index=True)
+    quota = fields.BigIntField(default=0)
+    prompt_tokens = fields.IntField(default=0)
+    completion_tokens = fields.IntField(default=0)
+    use_time = fields.IntField(default=0)
+    is_stream = fields.BooleanField(default=False)
+    channel_id = fields.IntField(default=0)
+    token_id = fields.IntField(default=0)
+    group = fields.CharField(max_length=64, default="")
+    ip = fields.CharField(max_length=64, default="")
+    request_id = fields.CharField(max_length=64, null=True, unique=True)
+    other = fields.TextField(default="")
+
+    class Meta:
+        table = "logs"
+
+
+class QuotaLease(Model):
+    """Quota a worker has taken out of a user's or token's balance to spend from
+    memory. ``held`` is what is still unspent as of the last flush; a sweeper returns
+    the leases of workers whose heartbeat stopped."""
+
+    id = fields.IntField(primary_key=True)
+    worker = fields.CharField(max_length=64, db_index=True)
+    kind = fields.CharField(max_length=8)  # "user" | "token"
+    ref_id = fields.IntField()
+    held = fields.BigIntField(default=0)
+
+    class Meta:
+        table = "quota_leases"
+        unique_together = (("worker", "kind", "ref_id"),)
+
+
+class Worker(Model):
+    id = fields.CharField(max_length=64, primary_key=True)
+    heartbeat = fields.BigIntField(default=0)
+
+    class Meta:
+        table = "workers"
+
+
+class ChangeEvent(Model):
+    """Append-only feed of cache invalidations: every worker applies rows past the
+    last id it has seen."""
+
+    id = fields.IntField(primary_key=True)
+    kind = fields.CharField(max_length=16)
+    ref_id = fields.IntField(default=0)
+    created_at = fields.BigIntField(default=0)
+
+    class Meta:
+        table = "change_events"
+
+
+class Setup(Model):
+    id = fields.IntField(primary_key=True)
+    version = fields.CharField(max_length=32)
+    initialized_at = fields.BigIntField()
+
+    class Meta:
+        table = "setups"

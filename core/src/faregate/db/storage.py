@@ -1,0 +1,60 @@
+"""Opening the database: pick the storage backend by URL scheme, apply migrations,
+initialise tortoise."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from tortoise import Tortoise
+
+from faregate.contracts import StorageBackend
+from faregate.errors import GatewayError
+
+log = logging.getLogger("faregate.storage")
+
+MODELS_MODULE = "faregate.db.models"
+MIGRATIONS_MODULE = "faregate.db.migrations"
+
+
+def default_url(data_dir: str) -> str:
+    os.makedirs(data_dir, exist_ok=True)
+    return "sqlite://" + os.path.abspath(os.path.join(data_dir, "faregate.db"))
+
+
+def pick_backend(url: str, backends: Sequence[StorageBackend]) -> StorageBackend:
+    scheme = url.split(":", 1)[0].lower()
+    for backend in backends:
+        if scheme in backend.schemes:
+            return backend
+    names = ", ".join(sorted({s for b in backends for s in b.schemes}))
+    raise GatewayError(500, f"no storage plugin for {scheme!r} URLs (installed: {names})", code="storage")
+
+
+def tortoise_config(url: str, backends: Sequence[StorageBackend]) -> tuple[StorageBackend, dict[str, Any]]:
+    backend = pick_backend(url, backends)
+    return backend, {
+        "connections": {"default": backend.tortoise_connection(url)},
+        "apps": {"faregate": {"models": [MODELS_MODULE], "migrations": MIGRATIONS_MODULE,
+                              "default_connection": "default"}},
+        "use_tz": False,
+    }
+
+
+async def migrate(config: dict[str, Any]) -> None:
+    """Apply pending schema migrations (every upgrade keeps existing rows)."""
+    from tortoise.migrations.api import migrate as run
+
+    await run(config=config)
+    await Tortoise.close_connections()
+
+
+async def open_storage(config: dict[str, Any]) -> None:
+    # the lifespan task initialises; request tasks must see the same ORM state
+    await Tortoise.init(config=config, _enable_global_fallback=True)
+
+
+async def close_storage() -> None:
+    await Tortoise.close_connections()

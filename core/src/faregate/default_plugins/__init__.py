@@ -1,0 +1,2 @@
+"""The core's own plugins: ordinary hook implementations, all ``trylast`` so any
+installed plugin can go before them."""

@@ -1,0 +1,39 @@
+"""Errors the relay raises; each inbound format renders them in its own shape."""
+
+from __future__ import annotations
+
+
+class GatewayError(Exception):
+    """A request failed with an HTTP ``status``, an error ``type`` and ``code``.
+
+    ``retryable`` is decided by the retry policy for upstream errors; local errors
+    (bad input, auth, quota) never retry. ``disable_channel`` asks the router to
+    auto-ban the channel that produced it.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str = "new_api_error",
+        code: str | None = None,
+        param: str | None = None,
+        upstream: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type
+        self.code = code
+        self.param = param
+        self.upstream = upstream
+        self.retry_after = retry_after
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"GatewayError({self.status}, {self.code!r}, {self.message!r})"
+
+
+def bad_request(message: str, code: str = "invalid_request", param: str | None = None) -> GatewayError:
+    return GatewayError(400, message, type="invalid_request_error", code=code, param=param)

@@ -1,0 +1,1 @@
+"""The relay: from a client request to an upstream channel and back."""

@@ -1,0 +1,447 @@
+"""One request's way through the gate: authenticate, read, price and reserve, pick
+a channel, call it (retrying before the first byte), answer in the client's format,
+settle exactly once. See docs/architecture.md for the diagram."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from quart import Response, request
+
+from faregate import jsonutil
+from faregate.billing.ledger import InsufficientQuota, LogEntry
+from faregate.billing.pricing import Price, estimate_tokens, reserve_quota, usage_quota
+from faregate.canonical import ReasoningDelta, StreamError, StreamStop, TextDelta, ToolCallDelta, Usage, UsageEvent
+from faregate.contracts import InboundFormat, PassthroughStream, Provider, UpstreamRequest, UpstreamTarget
+from faregate.db import models as m
+from faregate.errors import GatewayError, bad_request
+from faregate.hooks import await_me_maybe
+from faregate.relay.context import AuthRequest, Principal, RelayContext
+from faregate.relay.routing import map_model, select_channel
+from faregate.relay.sse import SSEError, SSESplitter
+
+if TYPE_CHECKING:
+    from faregate.gateway import Gateway
+
+log = logging.getLogger("faregate.relay")
+
+_MAX_ERROR_BODY = 1 << 20
+_JSON = "application/json"
+
+
+def new_request_id() -> str:
+    return time.strftime("%Y%m%d%H%M%S") + uuid.uuid4().hex[:16]
+
+
+class Relay:
+    def __init__(self, gateway: Gateway) -> None:
+        self.gw = gateway
+
+    # ---- entry point ---------------------------------------------------------------
+    async def handle(self, fmt: InboundFormat) -> Response:
+        rid = new_request_id()
+        started = time.perf_counter()
+        pending = self.gw.feed.check()
+        if pending is not None:
+            await pending
+        try:
+            ctx = await self._prepare(fmt, rid, started)
+        except GatewayError as err:
+            return self._error(fmt, err, rid)
+        try:
+            return await self._relay(ctx)
+        except GatewayError as err:
+            self._fail(ctx, err)
+            return self._error(fmt, err, rid)
+        except Exception:
+            log.exception("relay failed (request %s)", rid)
+            err = GatewayError(500, "internal error", type="new_api_error", code="internal_error")
+            self._fail(ctx, err)
+            return self._error(fmt, err, rid)
+
+    def _error(self, fmt: InboundFormat, err: GatewayError, rid: str) -> Response:
+        status, body = fmt.render_error(err, rid)
+        headers = {"X-Oneapi-Request-Id": rid}
+        if err.retry_after:
+            headers["Retry-After"] = str(int(err.retry_after))
+        return Response(body, status=status, content_type=_JSON, headers=headers)
+
+    # ---- before any upstream call ------------------------------------------------------
+    async def _prepare(self, fmt: InboundFormat, rid: str, started: float) -> RelayContext:
+        gw = self.gw
+        headers = request.headers
+        auth_req = AuthRequest(headers=headers, args=request.args, remote_addr=_client_ip(),
+                               format=fmt)
+        principal = await self.authenticate(auth_req)
+        raw = await request.get_data(cache=False)
+        try:
+            body = jsonutil.loads(raw)
+        except jsonutil.JSONDecodeError:
+            raise bad_request("request body is not valid JSON", code="bad_request_body") from None
+        if not isinstance(body, dict):
+            raise bad_request("request body must be a JSON object", code="bad_request_body")
+        summary = fmt.summarize(body)
+        token = principal.token
+        if token is not None and token.model_limits is not None and summary.model not in token.model_limits:
+            raise GatewayError(403, f"this API key may not use model {summary.model}", code="access_denied")
+        ctx = RelayContext(request_id=rid, format=fmt, path=request.path, body=body, raw=raw, summary=summary,
+                           principal=principal, client_ip=auth_req.remote_addr, headers=headers,
+                           started=started)
+        if not gw.snapshot.levels(principal.group, summary.model) and principal.pinned_channel is None:
+            raise GatewayError(
+                503, f"no available channel for model {summary.model} under group {principal.group}",
+                code="model_not_found")
+        price = self.price(ctx)
+        ctx.price = price
+        estimate = reserve_quota(price, estimate_tokens(summary.prompt_chars),
+                                 summary.max_tokens or gw.snapshot.options.default_max_tokens)
+        for check in gw.quota_checks:
+            denial = await await_me_maybe(check.check(ctx, estimate))
+            if denial is not None:
+                raise denial
+        try:
+            ctx.reservation = await gw.ledger.reserve(principal.user.id, None if token is None or token.unlimited
+                                                      else token.id, estimate)
+        except InsufficientQuota as exc:
+            if exc.kind == "token":
+                raise GatewayError(403, "the API key's quota is not enough for this request",
+                                   code="pre_consume_token_quota_failed") from None
+            raise GatewayError(403, "user quota is not enough", code="insufficient_user_quota") from None
+        return ctx
+
+    async def authenticate(self, auth_req: AuthRequest) -> Principal:
+        for authenticator in self.gw.api_key_authenticators:
+            principal = await await_me_maybe(authenticator.authenticate(auth_req))
+            if principal is not None:
+                return principal
+        raise GatewayError(401, "no API key provided", code="invalid_api_key", type="new_api_error")
+
+    def price(self, ctx: RelayContext) -> Price:
+        for pricer in self.gw.pricers:
+            price = pricer.price(ctx, None)
+            if price is not None:
+                return price
+        raise GatewayError(500, f"no price configured for model {ctx.model}", code="model_price_error")
+
+    # ---- attempts ----------------------------------------------------------------------
+    async def _relay(self, ctx: RelayContext) -> Response:
+        gw = self.gw
+        options = gw.snapshot.options
+        excluded: set[int] = set()
+        last_error: GatewayError | None = None
+        attempts = options.retry_times + 1
+        if ctx.principal.pinned_channel is not None:
+            attempts = 1
+        for attempt in range(attempts):
+            ctx.attempt = attempt
+            channel = self._choose(ctx, attempt, excluded)
+            if channel is None:
+                break
+            ctx.channel = channel
+            ctx.tried.append(channel.id)
+            provider = gw.providers.get(channel.type)
+            if provider is None:
+                excluded.add(channel.id)
+                last_error = GatewayError(503, f"channel type {channel.type} has no provider plugin loaded",
+                                          code="channel:invalid_type")
+                continue
+            ctx.upstream_model = map_model(channel.model_mapping, ctx.model)
+            for rewriter in gw.request_rewriters:
+                await await_me_maybe(rewriter.rewrite(ctx))
+            target = UpstreamTarget(
+                base_url=channel.base_url or provider.default_base_url,
+                key=random.choice(channel.keys), model=ctx.upstream_model, stream=ctx.summary.stream,
+                channel_type=channel.type, other=channel.other, settings=channel.setting,
+                client_headers=ctx.headers,
+            )
+            passthrough = provider.native_format == ctx.format.name and not channel.setting.get("force_convert")
+            if passthrough:
+                upstream_req = provider.build_passthrough(ctx.body, ctx.raw, target, ctx.summary)
+            else:
+                upstream_req = provider.build_request(ctx.canonical(), target)
+            _apply_header_override(upstream_req, channel.header_override, target.key)
+            try:
+                resp = await gw.upstream.send(upstream_req, stream=ctx.summary.stream)
+            except (httpx.TransportError, OSError) as exc:
+                log.warning("channel %s: request failed: %s", channel.id, type(exc).__name__)
+                last_error = GatewayError(500, "upstream error: do request failed", code="do_request_failed",
+                                          upstream=True)
+                excluded.add(channel.id)
+                continue
+            if resp.status_code != 200:
+                err = await self._upstream_error(provider, resp, channel)
+                excluded.add(channel.id)
+                last_error = err
+                if not options.should_retry_status(err.status) or err.code == "bad_response_body":
+                    raise err
+                continue
+            if not ctx.summary.stream:
+                return await self._finish_regular(ctx, provider, resp, passthrough)
+            opened = await self._first_chunk(resp)
+            if opened is None:
+                last_error = GatewayError(502, "upstream closed the stream before sending anything",
+                                          code="empty_response", upstream=True)
+                excluded.add(channel.id)
+                continue
+            return self._stream_response(ctx, provider, resp, passthrough, opened)
+        if last_error is not None:
+            raise last_error
+        raise GatewayError(503, f"no available channel for model {ctx.model} under group {ctx.principal.group}",
+                           code="model_not_found")
+
+    def _choose(self, ctx: RelayContext, attempt: int, excluded: set[int]) -> Any:
+        gw = self.gw
+        pinned = ctx.principal.pinned_channel
+        if pinned is not None:
+            channel = gw.snapshot.channels.get(pinned)
+            if channel is None or channel.status != m.CHANNEL_ENABLED:
+                raise GatewayError(403, "the pinned channel is disabled or does not exist", code="access_denied")
+            return channel
+        levels = gw.snapshot.levels(ctx.principal.group, ctx.model)
+        return select_channel(levels, attempt, excluded, ctx, gw.channel_filters, gw.channel_selectors)
+
+    async def _upstream_error(self, provider: Provider, resp: httpx.Response, channel: Any) -> GatewayError:
+        try:
+            body = b""
+            async for chunk in resp.aiter_bytes():
+                body += chunk
+                if len(body) > _MAX_ERROR_BODY:
+                    break
+        except httpx.HTTPError:
+            pass
+        finally:
+            await resp.aclose()
+        status = resp.status_code
+        err = provider.parse_error(status, body)
+        err.upstream = True
+        retry_after = resp.headers.get("retry-after")
+        if retry_after:
+            with contextlib.suppress(ValueError):
+                err.retry_after = float(retry_after)
+        mapped = channel.status_code_mapping.get(str(status))
+        if mapped:
+            with contextlib.suppress(ValueError):
+                err.status = int(mapped)
+        options = self.gw.snapshot.options
+        if channel.auto_ban and options.auto_disable and status in options.disable_status:
+            self.gw.spawn(self.gw.disable_channel(channel.id, f"upstream answered {status}"))
+        log.warning("channel %s answered %s (%s)", channel.id, status, err.code)
+        return err
+
+    # ---- regular responses ---------------------------------------------------------------
+    async def _finish_regular(self, ctx: RelayContext, provider: Provider, resp: httpx.Response,
+                              passthrough: bool) -> Response:
+        try:
+            body = await resp.aread()
+        except httpx.HTTPError:
+            raise GatewayError(502, "upstream closed the connection mid-response", code="read_response_body_failed",
+                               upstream=True) from None
+        finally:
+            await resp.aclose()
+        if passthrough:
+            usage = provider.passthrough_usage(body)
+            out = body
+        else:
+            response = provider.parse_response(body)
+            usage = response.usage
+            out = jsonutil.dumps(ctx.format.render_response(response, ctx.model))
+        self._settle(ctx, usage, end_reason="done", output_chars=0)
+        return Response(out, status=200, content_type=_JSON, headers={"X-Oneapi-Request-Id": ctx.request_id})
+
+    # ---- streams -------------------------------------------------------------------------
+    async def _first_chunk(self, resp: httpx.Response) -> tuple[bytes, AsyncIterator[bytes]] | None:
+        """Read until the first bytes arrive; a failure here may still be retried."""
+        iterator = resp.aiter_bytes()
+        try:
+            async with asyncio.timeout(self.gw.settings.first_byte_timeout):
+                async for chunk in iterator:
+                    if chunk:
+                        return chunk, iterator
+        except (httpx.HTTPError, TimeoutError, OSError):
+            pass
+        await resp.aclose()
+        return None
+
+    def _stream_response(self, ctx: RelayContext, provider: Provider, resp: httpx.Response, passthrough: bool,
+                         opened: tuple[bytes, AsyncIterator[bytes]]) -> Response:
+        body = self._stream_body(ctx, provider, resp, passthrough, *opened)
+        response = Response(body, status=200, content_type=ctx.format.stream_content_type,
+                            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no",
+                                     "X-Oneapi-Request-Id": ctx.request_id})
+        response.timeout = None  # Quart would cut long streams at RESPONSE_TIMEOUT
+        return response
+
+    async def _stream_body(self, ctx: RelayContext, provider: Provider, resp: httpx.Response, passthrough: bool,
+                           first: bytes, iterator: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        idle = self.gw.settings.stream_idle_timeout
+        splitter = SSESplitter()
+        encoder = ctx.format.stream_encoder(ctx.summary, ctx.request_id)
+        filt: PassthroughStream | None = provider.passthrough_stream(ctx.summary) if passthrough else None
+        parser = None if passthrough else provider.stream_parser()
+        usage: Usage | None = None
+        output_chars = 0
+        end_reason = "eof"
+        first_token_ms: int | None = None
+        try:
+            chunk = first
+            while True:
+                out: list[bytes] = []
+                for raw, event, data in splitter.feed(chunk):
+                    if filt is not None:
+                        if filt.feed(event, data):
+                            out.append(raw)
+                        if filt.error is not None:
+                            raise filt.error
+                    else:
+                        assert parser is not None
+                        for ev in parser.feed(event, data):
+                            if isinstance(ev, UsageEvent):
+                                if usage is None:
+                                    usage = Usage()
+                                usage.merge(ev.usage)
+                                continue
+                            if isinstance(ev, StreamError):
+                                raise GatewayError(502, ev.message, type=ev.type, code=ev.code, upstream=True)
+                            if isinstance(ev, TextDelta | ReasoningDelta):
+                                output_chars += len(ev.text)
+                            elif isinstance(ev, ToolCallDelta):
+                                output_chars += len(ev.arguments) + len(ev.name or "")
+                            out.append(encoder.encode(ev))
+                if out:
+                    if first_token_ms is None:
+                        first_token_ms = int((time.perf_counter() - ctx.started) * 1000)
+                    yield b"".join(out)
+                if (filt is not None and filt.done) or (parser is not None and parser.done):
+                    end_reason = "done"
+                    break
+                try:
+                    async with asyncio.timeout(idle):
+                        chunk = await iterator.__anext__()
+                except StopAsyncIteration:
+                    break
+            if filt is not None:
+                usage = filt.usage
+                output_chars = filt.output_chars
+                tail = filt.trailer()
+                if end_reason != "done":
+                    tail += encoder.error(GatewayError(502, "upstream stream ended early", code="stream_eof",
+                                                       upstream=True))
+            else:
+                if end_reason != "done":
+                    tail = encoder.error(GatewayError(502, "upstream stream ended early", code="stream_eof",
+                                                      upstream=True))
+                else:
+                    tail = encoder.finish(usage)
+            if tail:
+                yield tail
+        except TimeoutError:
+            end_reason = "timeout"
+            yield encoder.error(GatewayError(504, "upstream stream went idle", code="stream_timeout",
+                                             upstream=True))
+        except GatewayError as err:
+            end_reason = "upstream_error"
+            yield encoder.error(err)
+        except (httpx.HTTPError, OSError, SSEError) as exc:
+            end_reason = "upstream_error"
+            log.warning("stream from channel %s broke: %s", ctx.channel.id if ctx.channel else 0, type(exc).__name__)
+            yield encoder.error(GatewayError(502, "upstream stream broke", code="stream_broken", upstream=True))
+        except (asyncio.CancelledError, GeneratorExit):
+            end_reason = "client_gone"
+            raise
+        finally:
+            if filt is not None and usage is None:
+                usage = filt.usage
+                output_chars = filt.output_chars
+            self._settle(ctx, usage, end_reason=end_reason, output_chars=output_chars,
+                         first_token_ms=first_token_ms)
+            self.gw.spawn(resp.aclose())
+
+    # ---- settlement ----------------------------------------------------------------------
+    def _settle(self, ctx: RelayContext, usage: Usage | None, *, end_reason: str, output_chars: int,
+                first_token_ms: int | None = None) -> None:
+        """Synchronous, so it runs even in the ``finally`` of a cancelled stream."""
+        reservation = ctx.reservation
+        if reservation is None or reservation.settled:
+            return
+        price = ctx.price or Price()
+        usage_source = "upstream"
+        if usage is None:
+            # no usage from upstream: bill only what was observed (never error text);
+            # the prompt only if the upstream got as far as answering
+            usage_source = "estimated"
+            out_tokens = (output_chars + 3) // 4 if output_chars else 0
+            usage = Usage(input_tokens=estimate_tokens(ctx.summary.prompt_chars) if out_tokens else 0,
+                          output_tokens=out_tokens)
+        quota = usage_quota(price, usage)
+        principal = ctx.principal
+        channel = ctx.channel
+        other: dict[str, Any] = {
+            "model_ratio": price.model_ratio,
+            "group_ratio": price.group_ratio,
+            "completion_ratio": price.completion_ratio,
+            "cache_tokens": usage.cache_read_tokens,
+            "cache_ratio": price.cache_ratio,
+            "cache_write_tokens": usage.cache_write_tokens,
+            "reasoning_tokens": usage.reasoning_tokens,
+            "request_path": ctx.path,
+            "end_reason": end_reason,
+            "usage_source": usage_source,
+            "admin_info": {"use_channel": list(ctx.tried)},
+        }
+        if price.model_price is not None:
+            other["model_price"] = price.model_price
+        if first_token_ms is not None:
+            other["frt"] = first_token_ms
+        if ctx.upstream_model and ctx.upstream_model != ctx.model:
+            other["is_model_mapped"] = True
+            other["upstream_model_name"] = ctx.upstream_model
+        entry = LogEntry(
+            user_id=principal.user.id, username=principal.user.username,
+            token_id=principal.token.id if principal.token else 0,
+            token_name=principal.token.name if principal.token else "",
+            model_name=ctx.model, quota=quota, prompt_tokens=usage.input_tokens,
+            completion_tokens=usage.output_tokens, use_time=int(time.perf_counter() - ctx.started),
+            is_stream=ctx.summary.stream, channel_id=channel.id if channel else 0, group=principal.group,
+            request_id=ctx.request_id, other=other,
+        )
+        reservation.settle(quota, entry if self.gw.snapshot.options.log_consume else None,
+                           channel.id if channel else 0)
+
+    def _fail(self, ctx: RelayContext, err: GatewayError) -> None:
+        """Refund the reservation; record an error log row (type 5)."""
+        reservation = ctx.reservation
+        if reservation is None or reservation.settled:
+            return
+        principal = ctx.principal
+        entry = LogEntry(
+            user_id=principal.user.id, username=principal.user.username,
+            token_id=principal.token.id if principal.token else 0,
+            token_name=principal.token.name if principal.token else "", model_name=ctx.model, quota=0,
+            prompt_tokens=0, completion_tokens=0, use_time=int(time.perf_counter() - ctx.started),
+            is_stream=ctx.summary.stream, channel_id=ctx.channel.id if ctx.channel else 0,
+            group=principal.group, request_id=ctx.request_id, type=m.LOG_ERROR, content=err.message,
+            other={"status_code": err.status, "error_code": err.code, "error_type": err.type,
+                   "request_path": ctx.path, "admin_info": {"use_channel": list(ctx.tried)}},
+        )
+        reservation.refund(entry)
+
+
+def _client_ip() -> str:
+    return request.remote_addr or ""
+
+
+def _apply_header_override(req: UpstreamRequest, override: dict[str, str], key: str) -> None:
+    for name, value in override.items():
+        req.headers[name] = value.replace("{api_key}", key)
+
+
+# re-exported for the models endpoint
+__all__ = ["Relay", "new_request_id", "StreamStop"]

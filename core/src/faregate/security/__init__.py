@@ -1,0 +1,1 @@
+"""Secrets: encryption at rest, password hashing, key generation, log redaction."""

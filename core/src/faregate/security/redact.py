@@ -1,0 +1,43 @@
+"""A logging filter that removes secrets from every log line (keys in headers, query
+strings and bodies)."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+_PATTERNS = [
+    (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/=]{6,}"), r"\1[REDACTED]"),
+    (re.compile(r"sk-[A-Za-z0-9_\-]{8,}"), "sk-[REDACTED]"),
+    (re.compile(r"(?i)([?&](?:key|api_key|token)=)[^&\s\"']+"), r"\1[REDACTED]"),
+    (re.compile(r"(?i)((?:x-api-key|x-goog-api-key|authorization|api[-_]key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"),
+     r"\1[REDACTED]"),
+]
+
+
+def redact(text: str) -> str:
+    for pattern, repl in _PATTERNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+class RedactingFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+def install(logger: logging.Logger | None = None) -> None:
+    """Attach the filter to every handler of ``logger`` (root by default) and of
+    hypercorn's loggers, so nothing reaches a sink unredacted."""
+    targets = [logger or logging.getLogger(), logging.getLogger("hypercorn.access"),
+               logging.getLogger("hypercorn.error")]
+    for lg in targets:
+        if not any(isinstance(f, RedactingFilter) for f in lg.filters):
+            lg.addFilter(RedactingFilter())
+        for handler in lg.handlers:
+            if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+                handler.addFilter(RedactingFilter())

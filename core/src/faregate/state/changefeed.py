@@ -1,0 +1,192 @@
+"""Keeps every worker's snapshot current.
+
+A management write appends a row to ``change_events`` and then signals the other
+workers: through a shared epoch counter in a memory-mapped file (workers on this
+host; the relay checks it per request, a memory read) and, when Redis is configured,
+through Redis pub/sub (workers on other hosts). A signalled worker reads the events
+past the last id it applied and reloads just those rows. A periodic check of the
+newest event id is the safety net for a lost signal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import mmap
+import os
+import struct
+import time
+from typing import Any
+
+from tortoise.functions import Max
+
+from faregate.db import models as m
+from faregate.state.snapshot import Snapshot
+
+log = logging.getLogger("faregate.changefeed")
+
+REDIS_CHANNEL = "faregate:changes"
+_EPOCH = struct.Struct("<Q")
+
+
+class EpochFile:
+    """An 8-byte counter shared by the workers of one host."""
+
+    def __init__(self, path: str) -> None:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        if os.fstat(self._fd).st_size < _EPOCH.size:
+            os.ftruncate(self._fd, _EPOCH.size)
+        self._map = mmap.mmap(self._fd, _EPOCH.size)
+
+    def read(self) -> int:
+        return _EPOCH.unpack_from(self._map, 0)[0]
+
+    def bump(self) -> int:
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        try:
+            value = self.read() + 1
+            _EPOCH.pack_into(self._map, 0, value)
+            return value
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._map.close()
+            os.close(self._fd)
+
+
+class ChangeFeed:
+    def __init__(self, snapshot: Snapshot, epoch_path: str, redis_url: str = "",
+                 sync_interval: float = 30.0) -> None:
+        self.snapshot = snapshot
+        self.epoch = EpochFile(epoch_path)
+        self.seen_epoch = self.epoch.read()
+        self.last_id = 0
+        self.redis_url = redis_url
+        self.sync_interval = sync_interval
+        self._redis: Any = None
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._pull_lock = asyncio.Lock()
+        self._pending: asyncio.Task[Any] | None = None
+
+    async def start(self) -> None:
+        self.last_id = await self._max_id()
+        await self.snapshot.load_all()
+        self._tasks.append(asyncio.create_task(self._poll_loop(), name="changefeed-poll"))
+        if self.redis_url:
+            import redis.asyncio as aioredis
+
+            self._redis = aioredis.from_url(self.redis_url)
+            self._tasks.append(asyncio.create_task(self._redis_loop(), name="changefeed-redis"))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._redis is not None:
+            with contextlib.suppress(Exception):
+                await self._redis.aclose()
+        self.epoch.close()
+
+    # -- writers ---------------------------------------------------------------------
+    async def publish(self, kind: str, ref_id: int = 0) -> None:
+        """Record a change, apply it here at once, and signal every other worker."""
+        await m.ChangeEvent.create(kind=kind, ref_id=ref_id, created_at=int(time.time()))
+        await self.pull()
+        self.seen_epoch = self.epoch.bump()
+        if self._redis is not None:
+            try:
+                await self._redis.publish(REDIS_CHANNEL, b"1")
+            except Exception:  # the poll loop still picks the change up
+                log.warning("redis publish failed; other hosts will catch up by polling")
+
+    # -- readers ---------------------------------------------------------------------
+    def check(self) -> asyncio.Task[Any] | None:
+        """Per request: a memory read. Returns a task to await when another worker on
+        this host changed something since we last looked."""
+        epoch = self.epoch.read()
+        if epoch == self.seen_epoch:
+            return None
+        self.seen_epoch = epoch
+        if self._pending is None or self._pending.done():
+            self._pending = asyncio.ensure_future(self.pull())
+        return self._pending
+
+    async def pull(self) -> None:
+        async with self._pull_lock:
+            events = await m.ChangeEvent.filter(id__gt=self.last_id).order_by("id")
+            if not events:
+                return
+            kinds: set[tuple[str, int]] = set()
+            for event in events:
+                kinds.add((event.kind, event.ref_id))
+                self.last_id = event.id
+            await self._apply(kinds)
+
+    async def _apply(self, changes: set[tuple[str, int]]) -> None:
+        snap = self.snapshot
+        if any(kind == "all" for kind, _ in changes):
+            await snap.load_all()
+            return
+        channels_changed = False
+        for kind, ref in changes:
+            if kind == "token":
+                await snap.load_token(ref)
+            elif kind == "user":
+                await snap.load_user(ref)
+            elif kind == "option":
+                await snap.load_options()
+            elif kind == "channel":
+                row = await m.Channel.get_or_none(id=ref)
+                if row is None:
+                    snap.channels.pop(ref, None)
+                else:
+                    from faregate.state.snapshot import channel_entry
+
+                    snap.channels[ref] = channel_entry(row, snap.box)
+                channels_changed = True
+        if channels_changed:
+            await snap.rebuild_routes()
+
+    async def _max_id(self) -> int:
+        row = await m.ChangeEvent.annotate(top=Max("id")).first().values("top")
+        return int((row or {}).get("top") or 0)
+
+    async def _poll_loop(self) -> None:
+        # Idle workers see same-host changes within 0.5 s, other hosts without Redis
+        # within ``sync_interval``.
+        last_sync = time.monotonic()
+        while True:
+            await asyncio.sleep(0.5)
+            try:
+                task = self.check()
+                if task is not None:
+                    await task
+                if time.monotonic() - last_sync >= self.sync_interval:
+                    last_sync = time.monotonic()
+                    if await self._max_id() != self.last_id:
+                        await self.pull()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("change feed poll failed")
+
+    async def _redis_loop(self) -> None:
+        while True:
+            try:
+                pubsub = self._redis.pubsub()
+                await pubsub.subscribe(REDIS_CHANNEL)
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        await self.pull()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("redis subscription lost; retrying in 1 s")
+                await asyncio.sleep(1.0)

@@ -1,0 +1,197 @@
+"""The in-memory view of everything the relay reads per request: API keys, users,
+channels, the routing index and options. Loaded once, then kept current by the
+change feed (see :mod:`faregate.state.changefeed`), so the hot path never waits on
+the database for things that rarely change."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from faregate import jsonutil
+from faregate.db import models as m
+from faregate.security.crypto import SecretBox
+from faregate.state.options import Options
+
+log = logging.getLogger("faregate.state")
+
+
+@dataclass(slots=True)
+class TokenEntry:
+    id: int
+    user_id: int
+    key_hash: str
+    name: str
+    status: int
+    expired_time: int
+    unlimited: bool
+    model_limits: frozenset[str] | None
+    allow_ips: list[ipaddress.IPv4Network | ipaddress.IPv6Network] | None
+    group: str
+
+
+@dataclass(slots=True)
+class UserEntry:
+    id: int
+    username: str
+    role: int
+    status: int
+    group: str
+
+
+@dataclass(slots=True)
+class ChannelEntry:
+    id: int
+    type: int
+    name: str
+    keys: list[str]
+    base_url: str
+    status: int
+    weight: int
+    priority: int
+    models: list[str]
+    groups: list[str]
+    model_mapping: dict[str, str]
+    status_code_mapping: dict[str, str]
+    auto_ban: bool
+    other: str
+    setting: dict[str, Any]
+    header_override: dict[str, str]
+    param_override: dict[str, Any]
+    tag: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _json_obj(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = jsonutil.loads(text)
+    except jsonutil.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def split_list(text: str | None, sep: str = ",") -> list[str]:
+    return [p.strip() for p in (text or "").split(sep) if p.strip()]
+
+
+def token_entry(row: m.Token) -> TokenEntry:
+    limits = frozenset(split_list(row.model_limits)) if row.model_limits_enabled else None
+    ips: list[Any] | None = None
+    if row.allow_ips.strip():
+        ips = []
+        for part in split_list(row.allow_ips.replace(",", "\n"), "\n"):
+            try:
+                ips.append(ipaddress.ip_network(part, strict=False))
+            except ValueError:
+                log.warning("token %s: ignoring bad allow_ips entry %r", row.id, part)
+    return TokenEntry(
+        id=row.id, user_id=row.user_id, key_hash=row.key_hash, name=row.name, status=row.status,
+        expired_time=row.expired_time, unlimited=row.unlimited_quota, model_limits=limits,
+        allow_ips=ips, group=row.group,
+    )
+
+
+def user_entry(row: m.User) -> UserEntry:
+    return UserEntry(id=row.id, username=row.username, role=row.role, status=row.status,
+                     group=row.group or "default")
+
+
+def channel_entry(row: m.Channel, box: SecretBox) -> ChannelEntry:
+    key = box.decrypt(row.key_enc, f"channel:{row.id}") if row.key_enc else ""
+    return ChannelEntry(
+        id=row.id, type=row.type, name=row.name, keys=split_list(key, "\n") or [""],
+        base_url=row.base_url.rstrip("/"), status=row.status, weight=row.weight,
+        priority=row.priority, models=split_list(row.models), groups=split_list(row.group) or ["default"],
+        model_mapping={str(k): str(v) for k, v in _json_obj(row.model_mapping).items()},
+        status_code_mapping={str(k): str(v) for k, v in _json_obj(row.status_code_mapping).items()},
+        auto_ban=bool(row.auto_ban), other=row.other or "", setting=_json_obj(row.setting),
+        header_override={str(k): str(v) for k, v in _json_obj(row.header_override).items()},
+        param_override=_json_obj(row.param_override), tag=row.tag,
+    )
+
+
+class Snapshot:
+    """Everything the relay reads. Mutated only by ``load_*`` methods (called by the
+    change feed); readers never await, so they always see a consistent entry."""
+
+    def __init__(self, box: SecretBox) -> None:
+        self.box = box
+        self.tokens_by_hash: dict[str, TokenEntry] = {}
+        self.tokens_by_id: dict[int, TokenEntry] = {}
+        self.users: dict[int, UserEntry] = {}
+        self.channels: dict[int, ChannelEntry] = {}
+        # group -> model -> priority levels (highest first), each a list of channels
+        self.routes: dict[str, dict[str, list[list[ChannelEntry]]]] = {}
+        self.options = Options({})
+        self.loaded_at = 0.0
+
+    # -- loading --------------------------------------------------------------------
+    async def load_all(self) -> None:
+        tokens = {}
+        for row in await m.Token.all():
+            entry = token_entry(row)
+            tokens[entry.key_hash] = entry
+        self.tokens_by_hash = tokens
+        self.tokens_by_id = {t.id: t for t in tokens.values()}
+        self.users = {row.id: user_entry(row) for row in await m.User.all()}
+        self.channels = {row.id: channel_entry(row, self.box) for row in await m.Channel.all()}
+        await self.load_options()
+        await self.rebuild_routes()
+        self.loaded_at = time.time()
+
+    async def load_token(self, token_id: int) -> None:
+        old = self.tokens_by_id.pop(token_id, None)
+        if old is not None:
+            self.tokens_by_hash.pop(old.key_hash, None)
+        row = await m.Token.get_or_none(id=token_id)
+        if row is not None:
+            entry = token_entry(row)
+            self.tokens_by_hash[entry.key_hash] = entry
+            self.tokens_by_id[entry.id] = entry
+
+    async def load_user(self, user_id: int) -> None:
+        row = await m.User.get_or_none(id=user_id)
+        if row is None:
+            self.users.pop(user_id, None)
+        else:
+            self.users[user_id] = user_entry(row)
+
+    async def load_channel(self, channel_id: int) -> None:
+        row = await m.Channel.get_or_none(id=channel_id)
+        if row is None:
+            self.channels.pop(channel_id, None)
+        else:
+            self.channels[channel_id] = channel_entry(row, self.box)
+        await self.rebuild_routes()
+
+    async def load_options(self) -> None:
+        self.options = Options({row.key: row.value for row in await m.Option.all()})
+
+    async def rebuild_routes(self) -> None:
+        """Build group → model → priority levels from the abilities table."""
+        routes: dict[str, dict[str, dict[int, list[ChannelEntry]]]] = {}
+        for ability in await m.Ability.filter(enabled=True):
+            channel = self.channels.get(ability.channel_id)
+            if channel is None or channel.status != m.CHANNEL_ENABLED:
+                continue
+            levels = routes.setdefault(ability.group, {}).setdefault(ability.model, {})
+            levels.setdefault(channel.priority, []).append(channel)
+        self.routes = {
+            group: {
+                model: [sorted(levels[p], key=lambda c: c.id) for p in sorted(levels, reverse=True)]
+                for model, levels in by_model.items()
+            }
+            for group, by_model in routes.items()
+        }
+
+    # -- reading ----------------------------------------------------------------------
+    def levels(self, group: str, model: str) -> list[list[ChannelEntry]]:
+        return self.routes.get(group, {}).get(model, [])
+
+    def models_for_group(self, group: str) -> list[str]:
+        return sorted(self.routes.get(group, {}))

@@ -1,0 +1,1 @@
+"""Test helpers for Faregate: fake upstreams, schema validators."""
