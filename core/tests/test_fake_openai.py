@@ -7,6 +7,7 @@ against OpenAI's official OpenAPI spec (faregate.testing.openai_schema).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -18,12 +19,6 @@ import openai
 import orjson
 import pytest
 import pytest_asyncio
-
-try:
-    import faregate  # noqa: F401
-except ImportError:  # repo checkout without the package installed
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
 from faregate.testing.fake_openai import REPLY_PREFIX, FakeOpenAI, Fault
 from faregate.testing.openai_schema import (
     ValidationError,
@@ -46,6 +41,7 @@ except ImportError:  # pragma: no cover
 STREAM_BROKEN = (openai.APIConnectionError, *_TRANSPORT)
 STREAM_TIMEOUT = (openai.APITimeoutError, *_TIMEOUT)
 
+SRC_DIR = str(Path(__file__).resolve().parents[1] / "src")  # for the CLI subprocess
 KEY = "sk-test-1234567890"
 MSGS = [
     {"role": "system", "content": "You are terse."},
@@ -72,15 +68,35 @@ TOOLS = [
 ]
 
 
+_CLIENTS: list[openai.AsyncOpenAI] = []
+
+
+async def close_clients() -> None:
+    while _CLIENTS:
+        await _CLIENTS.pop().close()
+
+
 @pytest_asyncio.fixture
 async def fake():
     async with FakeOpenAI(api_key=KEY, models=["my-model"]) as server:
-        yield server
+        try:
+            yield server
+        finally:
+            await close_clients()
 
 
 def sdk(fake: FakeOpenAI, **kw) -> openai.AsyncOpenAI:
+    """An SDK client for ``fake`` (closed by the ``fake`` fixture / close_clients())."""
     kw.setdefault("api_key", KEY)
-    return openai.AsyncOpenAI(base_url=fake.base_url + "/v1", max_retries=0, **kw)
+    client = openai.AsyncOpenAI(base_url=fake.base_url + "/v1", max_retries=0, **kw)
+    _CLIENTS.append(client)
+    return client
+
+
+async def close_writer(writer: asyncio.StreamWriter) -> None:
+    writer.close()
+    with contextlib.suppress(ConnectionError):
+        await writer.wait_closed()
 
 
 def raw(fake: FakeOpenAI, **kw) -> httpx.AsyncClient:
@@ -121,10 +137,7 @@ async def test_regular_completion(fake):
     assert choice.finish_reason == "stop"
     assert resp.usage.prompt_tokens == expected_prompt_tokens(MSGS)
     assert resp.usage.completion_tokens == len(EXPECTED) // 4
-    assert (
-        resp.usage.total_tokens
-        == resp.usage.prompt_tokens + resp.usage.completion_tokens
-    )
+    assert resp.usage.total_tokens == resp.usage.prompt_tokens + resp.usage.completion_tokens
     assert resp.usage.prompt_tokens_details.cached_tokens == 0
     assert resp.usage.completion_tokens_details.reasoning_tokens == 0
 
@@ -168,9 +181,7 @@ async def test_long_message_truncated_and_multipart_content(fake):
 @pytest.mark.parametrize("param", ["max_tokens", "max_completion_tokens"])
 async def test_max_tokens_truncates(fake, param):
     client = sdk(fake)
-    resp = await client.chat.completions.create(
-        model="gpt-4o", messages=MSGS, **{param: 3}
-    )
+    resp = await client.chat.completions.create(model="gpt-4o", messages=MSGS, **{param: 3})
     assert resp.choices[0].finish_reason == "length"
     assert resp.choices[0].message.content == EXPECTED[:12]
     assert resp.usage.completion_tokens == 3
@@ -204,10 +215,7 @@ async def test_stream_with_usage(fake):
     assert chunks[-1].usage.prompt_tokens == expected_prompt_tokens(MSGS)
     assert chunks[-1].usage.completion_tokens == len(EXPECTED) // 4
     assert chunks[0].choices[0].delta.role == "assistant"
-    assert (
-        "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-        == EXPECTED
-    )
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == EXPECTED
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
     assert len({c.id for c in chunks}) == 1
 
@@ -234,9 +242,7 @@ async def test_stream_with_usage(fake):
         "content": "",
         "refusal": None,
     }
-    content_chunks = [
-        o for o in objs if o["choices"] and o["choices"][0]["delta"].get("content")
-    ]
+    content_chunks = [o for o in objs if o["choices"] and o["choices"][0]["delta"].get("content")]
     assert len(content_chunks) >= 4
     assert objs[-2]["choices"][0] == {
         "index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop",
@@ -246,9 +252,7 @@ async def test_stream_with_usage(fake):
 @pytest.mark.asyncio
 async def test_stream_without_usage(fake):
     client = sdk(fake)
-    stream = await client.chat.completions.create(
-        model="gpt-4o", messages=MSGS, stream=True
-    )
+    stream = await client.chat.completions.create(model="gpt-4o", messages=MSGS, stream=True)
     chunks = [c async for c in stream]
     assert all(c.usage is None for c in chunks)
     assert all(c.choices for c in chunks)
@@ -319,10 +323,7 @@ async def test_no_tool_call_without_trigger_or_after_tool_result(fake):
     resp = await client.chat.completions.create(
         model="gpt-4o", messages=[{"role": "user", "content": "hi"}], tools=TOOLS
     )
-    assert (
-        resp.choices[0].finish_reason == "stop"
-        and resp.choices[0].message.tool_calls is None
-    )
+    assert resp.choices[0].finish_reason == "stop" and resp.choices[0].message.tool_calls is None
     resp = await client.chat.completions.create(
         model="gpt-4o",
         messages=[
@@ -376,9 +377,7 @@ async def test_tool_call_streaming(fake):
         r = await http.post("/v1/chat/completions", json=body)
     events = sse_events(r.text)
     objs = [validate_chat_chunk(json.loads(e)) for e in events[:-1]]
-    frags = [
-        o for o in objs if o["choices"] and "tool_calls" in o["choices"][0]["delta"]
-    ]
+    frags = [o for o in objs if o["choices"] and "tool_calls" in o["choices"][0]["delta"]]
     assert len(frags) >= 3
     for o in frags[1:]:
         (tc,) = o["choices"][0]["delta"]["tool_calls"]
@@ -522,9 +521,7 @@ async def test_fault_queue_fifo_and_header_precedence(fake):
     with pytest.raises(ValueError, match="unknown fault kind"):
         Fault("nope")
     with pytest.raises(openai.BadRequestError) as ei:
-        await client.chat.completions.create(
-            model="gpt-4o", messages=MSGS, extra_headers={"x-fake-fault": "nope"}
-        )
+        await client.chat.completions.create(model="gpt-4o", messages=MSGS, extra_headers={"x-fake-fault": "nope"})
     validate_error(ei.value.response.json())
 
 
@@ -560,7 +557,7 @@ async def test_reset_is_a_tcp_rst(fake):
     with pytest.raises(ConnectionResetError):
         await reader.read(100)
         await reader.read(100)
-    writer.close()
+    await close_writer(writer)
 
 
 @pytest.mark.asyncio
@@ -568,9 +565,7 @@ async def test_hang_fault_and_stop_releases_it():
     server = FakeOpenAI()
     await server.start()
     server.push_fault(Fault("hang"))
-    client = openai.AsyncOpenAI(
-        base_url=server.base_url + "/v1", api_key="k", max_retries=0, timeout=0.3
-    )
+    client = sdk(server, timeout=0.3)
     t0 = time.monotonic()
     with pytest.raises(openai.APITimeoutError):
         await client.chat.completions.create(model="gpt-4o", messages=MSGS)
@@ -586,7 +581,8 @@ async def test_hang_fault_and_stop_releases_it():
     await server.stop()
     assert time.monotonic() - t0 < 1
     assert await asyncio.wait_for(read, 1) == b""
-    writer.close()
+    await close_writer(writer)
+    await close_clients()
 
 
 @pytest.mark.asyncio
@@ -613,9 +609,7 @@ async def test_stream_cut(fake):
     client = sdk(fake)
     got = []
     with pytest.raises(STREAM_BROKEN) as ei:
-        stream = await client.chat.completions.create(
-            model="gpt-4o", messages=MSGS, stream=True
-        )
+        stream = await client.chat.completions.create(model="gpt-4o", messages=MSGS, stream=True)
         async for chunk in stream:
             got.append(chunk)
     assert not isinstance(ei.value, STREAM_TIMEOUT)
@@ -654,9 +648,7 @@ async def test_stream_cut_non_stream(fake):
 async def test_malformed_json(fake):
     fake.push_fault(Fault("malformed_json"))
     client = sdk(fake)
-    with pytest.raises(
-        ValueError
-    ):  # json.JSONDecodeError from the SDK's response.json()
+    with pytest.raises(ValueError):  # json.JSONDecodeError from the SDK's response.json()
         await client.chat.completions.create(model="gpt-4o", messages=MSGS)
     async with raw(fake) as http:
         r = await http.post(
@@ -676,9 +668,7 @@ async def test_malformed_chunk(fake):
     client = sdk(fake)
     got = []
     with pytest.raises(ValueError):  # json.JSONDecodeError
-        stream = await client.chat.completions.create(
-            model="gpt-4o", messages=MSGS, stream=True
-        )
+        stream = await client.chat.completions.create(model="gpt-4o", messages=MSGS, stream=True)
         async for chunk in stream:
             got.append(chunk)
     assert len(got) == 2
@@ -692,9 +682,7 @@ async def test_stall(fake):
     fake.push_fault(Fault("stall", delay=0.8, after_chunks=2))
     got = []
     with pytest.raises(STREAM_TIMEOUT):
-        stream = await short.chat.completions.create(
-            model="gpt-4o", messages=MSGS, stream=True
-        )
+        stream = await short.chat.completions.create(model="gpt-4o", messages=MSGS, stream=True)
         async for chunk in stream:
             got.append(chunk)
     assert len(got) == 2
@@ -704,9 +692,7 @@ async def test_stall(fake):
 
     # longer timeout: the stream completes after the pause
     fake.push_fault(Fault("stall", delay=0.3, after_chunks=2))
-    stream = await client.chat.completions.create(
-        model="gpt-4o", messages=MSGS, stream=True
-    )
+    stream = await client.chat.completions.create(model="gpt-4o", messages=MSGS, stream=True)
     stamps, text = [], ""
     async for chunk in stream:
         stamps.append(time.monotonic())
@@ -770,8 +756,7 @@ async def test_keep_alive_pipelining_and_request_cap():
         # chunked request body + chunked streaming response on the same connection
         payload = orjson.dumps({"model": "gpt-4o", "messages": MSGS, "stream": True})
         chunked = b"".join(
-            b"%x\r\n%b\r\n" % (len(payload[i : i + 10]), payload[i : i + 10])
-            for i in range(0, len(payload), 10)
+            b"%x\r\n%b\r\n" % (len(payload[i : i + 10]), payload[i : i + 10]) for i in range(0, len(payload), 10)
         )
         writer.write(
             b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n"
@@ -779,43 +764,32 @@ async def test_keep_alive_pipelining_and_request_cap():
             + b"0\r\n\r\n"
         )
         status, headers, body = await _read_response(reader)
-        assert (
-            status == b"HTTP/1.1 200 OK" and headers["transfer-encoding"] == "chunked"
-        )
+        assert status == b"HTTP/1.1 200 OK" and headers["transfer-encoding"] == "chunked"
         assert sse_events(body.decode())[-1] == "[DONE]"
         assert server.requests[-1]["json"]["stream"] is True
         assert len(server.requests) == 1000
-        writer.close()
+        await close_writer(writer)
 
         # HTTP/1.0: close-delimited streaming
         reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
-        writer.write(
-            b"POST /v1/chat/completions HTTP/1.0\r\ncontent-length: %d\r\n\r\n%b"
-            % (len(payload), payload)
-        )
+        writer.write(b"POST /v1/chat/completions HTTP/1.0\r\ncontent-length: %d\r\n\r\n%b" % (len(payload), payload))
         status, headers, body = await _read_response(reader)
         assert headers["connection"] == "close" and "content-length" not in headers
         events = sse_events(body.decode())
         assert events[-1] == "[DONE]"
         for e in events[:-1]:
             validate_chat_chunk(json.loads(e))
-        writer.close()
+        await close_writer(writer)
 
 
 @pytest.mark.asyncio
 async def test_latency():
     async with FakeOpenAI(latency=0.15) as server:
-        client = openai.AsyncOpenAI(
-            base_url=server.base_url + "/v1", api_key="k", max_retries=0
-        )
+        client = sdk(server)
         t0 = time.monotonic()
-        await asyncio.gather(
-            *(
-                client.chat.completions.create(model="gpt-4o", messages=MSGS)
-                for _ in range(5)
-            )
-        )
+        await asyncio.gather(*(client.chat.completions.create(model="gpt-4o", messages=MSGS) for _ in range(5)))
         assert 0.15 <= time.monotonic() - t0 < 1.0
+        await close_clients()
 
 
 def test_schema_helper_rejects_bad_objects():
@@ -840,13 +814,9 @@ def test_schema_helper_rejects_bad_objects():
     with pytest.raises(ValidationError):
         validate_chat_chunk({**good, "usage": {"prompt_tokens": "1"}})
     with pytest.raises(ValidationError):
-        validate_chat_completion(
-            {**good, "object": "chat.completion"}
-        )  # choices lack message
+        validate_chat_completion({**good, "object": "chat.completion"})  # choices lack message
     with pytest.raises(ValidationError):
-        validate_error(
-            {"error": {"message": "x", "type": "y"}}
-        )  # param/code are required
+        validate_error({"error": {"message": "x", "type": "y"}})  # param/code are required
 
 
 @pytest.mark.asyncio
@@ -862,7 +832,7 @@ async def test_cli():
         stdout=asyncio.subprocess.PIPE,
         env={
             **os.environ,
-            "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"),
+            "PYTHONPATH": SRC_DIR,
         },
     )
     try:

@@ -226,7 +226,7 @@ class QuotaLedger:
         while True:
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=1.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             self._wake.clear()
             try:

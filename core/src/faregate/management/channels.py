@@ -7,22 +7,45 @@ import time
 from typing import Any
 
 from quart import Blueprint, Response, request
+from tortoise.functions import Count
 from tortoise.transactions import in_transaction
 
 from faregate import jsonutil
 from faregate.db import models as m
-from faregate.management.common import fail, gateway, json_body, ok, page_data, paging, require
+from faregate.management.common import (
+    INT32_MAX,
+    BadInput,
+    fail,
+    gateway,
+    get_int,
+    get_str,
+    ok,
+    page_data,
+    paging,
+    parse_id,
+    require,
+    require_body,
+)
+from faregate.relay.context import Principal
 from faregate.state.snapshot import split_list
 
 blueprint = Blueprint("channels", __name__)
 
-TEXT_FIELDS = ("name", "base_url", "other", "models", "group", "model_mapping", "status_code_mapping", "setting",
-               "param_override", "header_override", "remark", "tag", "test_model", "openai_organization")
-INT_FIELDS = ("type", "status", "weight", "priority", "auto_ban")
+# text fields and their column limits (None = TEXT); the limits matter on MySQL/PostgreSQL
+TEXT_FIELDS: dict[str, int | None] = {
+    "name": 128, "base_url": 512, "other": None, "models": None, "group": 255, "model_mapping": None,
+    "status_code_mapping": None, "setting": None, "param_override": None, "header_override": None,
+    "remark": 255, "tag": 128, "test_model": 255, "openai_organization": 128,
+}
+NULLABLE_FIELDS = ("tag", "test_model", "openai_organization")
 JSON_FIELDS = ("model_mapping", "status_code_mapping", "setting", "param_override", "header_override")
+MODES = ("single", "batch", "multi_to_single")
+MODEL_NAME_MAX = 255  # abilities.model
+GROUP_NAME_MAX = 64  # abilities.group
 
 
 def channel_view(row: m.Channel) -> dict[str, Any]:
+    """new-api omits the key column; it is shown as ``""``."""
     return {
         "id": row.id, "type": row.type, "key": "", "name": row.name, "status": row.status, "weight": row.weight,
         "priority": row.priority, "base_url": row.base_url, "models": row.models, "group": row.group,
@@ -35,39 +58,47 @@ def channel_view(row: m.Channel) -> dict[str, Any]:
     }
 
 
-def _validate(fields: dict[str, Any]) -> str | None:
+def channel_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """The writable columns present in ``data``, type-checked as Go's JSON binding
+    would (a string where an integer belongs fails, and so on)."""
+    fields: dict[str, Any] = {}
+    data = dict(data)
+    for name in ("models", "group"):  # the UI sends strings; lists are a convenience
+        value = data.get(name)
+        if isinstance(value, list):
+            if not all(isinstance(v, str) for v in value):
+                raise BadInput(f"{name} must be a comma-separated string")
+            data[name] = ",".join(v.strip() for v in value)
+    for name in JSON_FIELDS:  # accept an object as well as its JSON text
+        if isinstance(data.get(name), dict):
+            data[name] = jsonutil.dumps_str(data[name])
+    if isinstance(data.get("auto_ban"), bool):
+        data["auto_ban"] = int(data["auto_ban"])
+    for name, max_len in TEXT_FIELDS.items():
+        value = get_str(data, name, max_len=max_len)
+        if value is None:
+            continue
+        fields[name] = None if value == "" and name in NULLABLE_FIELDS else value
     for name in JSON_FIELDS:
-        value = fields.get(name)
-        if value in (None, ""):
-            continue
-        if isinstance(value, dict):
-            fields[name] = jsonutil.dumps_str(value)
-            continue
-        if not isinstance(value, str):
-            return f"{name} must be a JSON object"
-        try:
-            parsed = jsonutil.loads(value)
-        except jsonutil.JSONDecodeError:
-            return f"{name} is not valid JSON"
-        if not isinstance(parsed, dict):
-            return f"{name} must be a JSON object"
-    for name in INT_FIELDS:
-        if name in fields:
+        if fields.get(name):
             try:
-                fields[name] = int(fields[name])
-            except (TypeError, ValueError):
-                return f"{name} must be an integer"
-    for name in TEXT_FIELDS:
-        if name in fields and fields[name] is not None and not isinstance(fields[name], str):
-            if name in ("models", "group") and isinstance(fields[name], list):
-                fields[name] = ",".join(str(v) for v in fields[name])
-            else:
-                return f"{name} must be a string"
-    return None
-
-
-def _pick(body: dict[str, Any]) -> dict[str, Any]:
-    return {k: body[k] for k in (*TEXT_FIELDS, *INT_FIELDS) if k in body}
+                parsed = jsonutil.loads(fields[name])
+            except jsonutil.JSONDecodeError:
+                raise BadInput(f"{name} is not valid JSON") from None
+            if not isinstance(parsed, dict):
+                raise BadInput(f"{name} must be a JSON object")
+    for name, lo, hi in (("type", 0, INT32_MAX), ("status", 0, 3), ("weight", 0, INT32_MAX),
+                         ("priority", -(2**63), 2**63 - 1), ("auto_ban", 0, 1)):
+        value = get_int(data, name, lo=lo, hi=hi)
+        if value is not None:
+            fields[name] = value
+    for model in split_list(fields.get("models")):
+        if len(model) > MODEL_NAME_MAX:
+            raise BadInput(f"model name too long: {model[:40]}…")
+    for group in split_list(fields.get("group")):
+        if len(group) > GROUP_NAME_MAX:
+            raise BadInput(f"group name too long: {group[:40]}…")
+    return fields
 
 
 async def rebuild_abilities(row: m.Channel, conn: Any) -> None:
@@ -83,68 +114,84 @@ async def rebuild_abilities(row: m.Channel, conn: Any) -> None:
         await m.Ability.bulk_create(rows, using_db=conn)
 
 
+def _status_filter(query: Any) -> Any:
+    status = request.args.get("status", "")
+    if status in ("enabled", "1"):
+        return query.filter(status=m.CHANNEL_ENABLED)
+    if status in ("disabled", "0"):
+        return query.exclude(status=m.CHANNEL_ENABLED)
+    return query
+
+
 @blueprint.get("/api/channel/")
 @require(m.ROLE_ADMIN)
-async def list_channels(me) -> Response:
+async def list_channels(me: Principal) -> Response:
+    """``?p&page_size&status&type&id_sort`` → ``{page, page_size, total, items,
+    type_counts}``; ``type_counts`` follows the status filter but not the type filter,
+    as new-api's (the UI's type tabs)."""
     page, size = paging()
-    query = m.Channel.all()
-    status = request.args.get("status")
-    if status in ("enabled", "1"):
-        query = query.filter(status=m.CHANNEL_ENABLED)
-    elif status in ("disabled", "0"):
-        query = query.exclude(status=m.CHANNEL_ENABLED)
-    if request.args.get("type"):
+    query = _status_filter(m.Channel.all())
+    type_arg = request.args.get("type", "").strip()
+    if type_arg:
         try:
-            query = query.filter(type=int(request.args["type"]))
+            channel_type = int(type_arg)
         except ValueError:
             return fail("type must be an integer")
+        if not 0 <= channel_type <= INT32_MAX:
+            return fail("type must be an integer")
+        query = query.filter(type=channel_type)
     total = await query.count()
-    order = "id" if request.args.get("id_sort") in ("true", "1") else "-priority"
+    order = "-id" if request.args.get("id_sort") in ("true", "1") else "-priority"
     rows = await query.order_by(order, "-id").offset((page - 1) * size).limit(size)
-    type_counts: dict[str, int] = {}
-    for channel_type in await m.Channel.all().values_list("type", flat=True):
-        type_counts[str(channel_type)] = type_counts.get(str(channel_type), 0) + 1
+    counts = await (_status_filter(m.Channel.all()).annotate(n=Count("id")).group_by("type")
+                    .values("type", "n"))
+    type_counts = {str(c["type"]): c["n"] for c in counts}
     return ok(page_data([channel_view(r) for r in rows], total, page, size, type_counts=type_counts))
 
 
-@blueprint.get("/api/channel/<int:channel_id>")
+@blueprint.get("/api/channel/<channel_id>")
 @require(m.ROLE_ADMIN)
-async def get_channel(channel_id: int, me) -> Response:
-    row = await m.Channel.get_or_none(id=channel_id)
+async def get_channel(channel_id: str, me: Principal) -> Response:
+    row = await m.Channel.get_or_none(id=parse_id(channel_id))
     if row is None:
         return fail("channel not found")
     return ok(channel_view(row))
 
 
+def _keys(key: Any, mode: str) -> list[str]:
+    if not isinstance(key, str) or not key.strip():
+        raise BadInput("the channel key must not be empty")
+    lines = [k.strip() for k in key.split("\n") if k.strip()]
+    if mode == "batch":  # one channel per key
+        return list(dict.fromkeys(lines))
+    if mode == "multi_to_single":  # one channel holding every key (newline-separated)
+        return ["\n".join(lines)]
+    return [key.strip()]
+
+
 @blueprint.post("/api/channel/")
 @require(m.ROLE_ADMIN)
-async def add_channel(me) -> Response:
-    body = await json_body()
-    if body is None:
-        return fail("invalid JSON body")
-    mode = body.get("mode", "single")
+async def add_channel(me: Principal) -> Response:
+    """``{mode: single|batch|multi_to_single, channel: {...}}``. Returns the new id
+    (a list of ids in batch mode); new-api returns no data."""
+    body = await require_body()
+    mode = body.get("mode") or "single"
+    if mode not in MODES:
+        return fail("mode must be single, batch or multi_to_single")
     data = body.get("channel", body)
     if not isinstance(data, dict):
         return fail("channel must be an object")
-    fields = _pick(data)
-    error = _validate(fields)
-    if error:
-        return fail(error)
-    key = data.get("key")
-    if not isinstance(key, str) or not key.strip():
-        return fail("the channel key must not be empty")
-    if mode == "batch":
-        keys = [k.strip() for k in key.split("\n") if k.strip()]
-    elif mode in ("single", "multi_to_single"):
-        keys = [key.strip()]
-    else:
-        return fail(f"unknown mode {mode}")
+    fields = channel_fields(data)
+    keys = _keys(data.get("key"), mode)
+    name_prefix = mode == "batch" and len(keys) > 1 and body.get("batch_add_set_key_prefix_2_name") is True
     gw = gateway()
     created = []
+    now = int(time.time())
     async with in_transaction() as conn:
-        for k in keys:
-            row = await m.Channel.create(**fields, created_time=int(time.time()), using_db=conn)
-            row.key_enc = gw.box.encrypt(k, f"channel:{row.id}")
+        for key in keys:
+            extra = {"name": f"{fields.get('name') or ''} {key[:8]}".strip()} if name_prefix else {}
+            row = await m.Channel.create(**{**fields, **extra}, created_time=now, using_db=conn)
+            row.key_enc = gw.box.encrypt(key, f"channel:{row.id}")
             await row.save(using_db=conn, update_fields=["key_enc"])
             await rebuild_abilities(row, conn)
             created.append(row)
@@ -155,18 +202,14 @@ async def add_channel(me) -> Response:
 
 @blueprint.put("/api/channel/")
 @require(m.ROLE_ADMIN)
-async def update_channel(me) -> Response:
-    body = await json_body()
-    if body is None:
-        return fail("invalid JSON body")
-    try:
-        channel_id = int(body.get("id"))
-    except (TypeError, ValueError):
-        return fail("id is required")
-    fields = _pick(body)
-    error = _validate(fields)
-    if error:
-        return fail(error)
+async def update_channel(me: Principal) -> Response:
+    """Partial update: absent fields keep their value; an empty key keeps the stored one."""
+    body = await require_body()
+    channel_id = parse_id(body.get("id"), text=False)
+    fields = channel_fields(body)
+    key = body.get("key")
+    if key is not None and not isinstance(key, str):
+        return fail("key must be a string")
     gw = gateway()
     async with in_transaction() as conn:
         row = await m.Channel.get_or_none(id=channel_id).using_db(conn)
@@ -174,8 +217,7 @@ async def update_channel(me) -> Response:
             return fail("channel not found")
         for name, value in fields.items():
             setattr(row, name, value)
-        key = body.get("key")
-        if isinstance(key, str) and key.strip():  # an empty key keeps the stored one
+        if key and key.strip():
             row.key_enc = gw.box.encrypt(key.strip(), f"channel:{row.id}")
         await row.save(using_db=conn)
         await rebuild_abilities(row, conn)
@@ -183,14 +225,15 @@ async def update_channel(me) -> Response:
     return ok(channel_view(row))
 
 
-@blueprint.delete("/api/channel/<int:channel_id>")
+@blueprint.delete("/api/channel/<channel_id>")
 @require(m.ROLE_ADMIN)
-async def delete_channel(channel_id: int, me) -> Response:
+async def delete_channel(channel_id: str, me: Principal) -> Response:
+    ref = parse_id(channel_id)
     gw = gateway()
     async with in_transaction() as conn:
-        deleted = await m.Channel.filter(id=channel_id).using_db(conn).delete()
-        await m.Ability.filter(channel_id=channel_id).using_db(conn).delete()
+        deleted = await m.Channel.filter(id=ref).using_db(conn).delete()
+        await m.Ability.filter(channel_id=ref).using_db(conn).delete()
     if not deleted:
         return fail("channel not found")
-    await gw.feed.publish("channel", channel_id)
+    await gw.feed.publish("channel", ref)
     return ok()

@@ -1,17 +1,41 @@
-"""Envelope, paging and access checks shared by the management blueprints."""
+"""Envelope, paging, input checks and access checks shared by the management blueprints."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from quart import Response, current_app, request, session
+from tortoise.exceptions import IntegrityError
 
 from faregate import jsonutil
 from faregate.db import models as m
 from faregate.hooks import await_me_maybe
 from faregate.relay.context import AuthRequest, Principal
+
+log = logging.getLogger("faregate.management")
+
+INT32_MAX = 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+MAX_PAGE = 10_000_000  # keeps (page - 1) * page_size far inside every database's OFFSET range
+DEFAULT_PAGE_SIZE = 10
+MAX_PAGE_SIZE = 100
+
+_INT_RE = re.compile(r"-?[0-9]{1,19}")
+
+View = Callable[..., Awaitable[Response]]
+
+
+class BadInput(Exception):
+    """A malformed request: answered as ``success: false`` with this message."""
+
+    def __init__(self, message: str, status: int = 200) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
 
 
 def gateway() -> Any:
@@ -32,8 +56,10 @@ def fail(message: str, status: int = 200, **extra: Any) -> Response:
 
 
 async def json_body() -> dict[str, Any] | None:
+    """The JSON object in the body; ``{}`` for an empty body, None when it is not a
+    JSON object (bad JSON, bad UTF-8, an array…)."""
     raw = await request.get_data()
-    if not raw:
+    if not raw or not raw.strip():
         return {}
     try:
         value = jsonutil.loads(raw)
@@ -42,20 +68,78 @@ async def json_body() -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+async def require_body() -> dict[str, Any]:
+    body = await json_body()
+    if body is None:
+        raise BadInput("invalid JSON body: expected a JSON object")
+    return body
+
+
+# -- typed field readers (Go's JSON binding rejects wrong types; so do we) ------------
+def get_int(body: Mapping[str, Any], name: str, *, lo: int = INT64_MIN, hi: int = INT64_MAX,
+            default: Any = None) -> Any:
+    """An integer field: absent or null gives ``default``; a string, float or bool fails."""
+    value = body.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise BadInput(f"{name} must be an integer")
+    if not lo <= value <= hi:
+        raise BadInput(f"{name} must be between {lo} and {hi}")
+    return value
+
+
+def get_str(body: Mapping[str, Any], name: str, *, max_len: int | None = None, default: Any = None,
+            strip: bool = False) -> Any:
+    """A string field: absent gives ``default``, null gives ``""``; any other type fails."""
+    if name not in body:
+        return default
+    value = body[name]
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise BadInput(f"{name} must be a string")
+    if strip:
+        value = value.strip()
+    if max_len is not None and len(value) > max_len:
+        raise BadInput(f"{name} must be at most {max_len} characters")
+    return value
+
+
+def get_bool(body: Mapping[str, Any], name: str, default: Any = None) -> Any:
+    value = body.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise BadInput(f"{name} must be true or false")
+    return value
+
+
+def parse_id(value: Any, name: str = "id", *, text: bool = True) -> int:
+    """A row id: a positive 32-bit integer; from a path or query string when ``text``,
+    else a JSON number (a body's ``"id": "5"`` fails, as in Go)."""
+    if text and isinstance(value, str):
+        text = value.strip()
+        value = int(text) if text.isascii() and text.isdigit() else None
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= INT32_MAX:
+        raise BadInput(f"invalid {name}")
+    return value
+
+
 def paging() -> tuple[int, int]:
+    """new-api's ``GetPageQuery``: ``p`` (1-based), ``page_size`` with fallbacks ``ps``
+    then ``size`` when absent or 0; default 10, at most 100."""
     args = request.args
 
-    def num(*names: str, default: int) -> int:
-        for name in names:
-            try:
-                return int(args[name])
-            except (KeyError, ValueError):
-                continue
-        return default
+    def num(name: str) -> int:
+        try:
+            return int(args.get(name, ""))
+        except ValueError:
+            return 0
 
-    page = max(1, num("p", default=1))
-    size = num("page_size", "ps", "size", default=10)
-    size = 10 if size <= 0 else min(size, 100)
+    page = min(max(1, num("p")), MAX_PAGE)
+    size = num("page_size") or num("ps") or num("size")
+    size = DEFAULT_PAGE_SIZE if size <= 0 else min(size, MAX_PAGE_SIZE)
     return page, size
 
 
@@ -63,10 +147,15 @@ def page_data(items: list[Any], total: int, page: int, size: int, **extra: Any) 
     return {"page": page, "page_size": size, "total": total, "items": items, **extra}
 
 
+# -- access -----------------------------------------------------------------------------
 async def current_principal() -> tuple[Principal | None, Response | None]:
-    """Resolve the caller; returns (principal, None) or (None, error response)."""
+    """Resolve the caller as new-api's ``authHelper``; returns (principal, None) or
+    (None, error response)."""
     gw = gateway()
-    header = request.headers.get("New-Api-User", "")
+    # another worker may have just created or changed this user: catch up first
+    pending = gw.feed.check()
+    if pending is not None:
+        await pending
     auth_req = AuthRequest(headers=request.headers, args=request.args, remote_addr=request.remote_addr or "",
                            session=session)
     principal = None
@@ -75,25 +164,42 @@ async def current_principal() -> tuple[Principal | None, Response | None]:
         if principal is not None:
             break
     if principal is None:
+        if request.headers.get("Authorization", "").strip():
+            return None, fail("invalid access token")  # new-api: 200, not 401
         return None, fail("not logged in and no access token provided", status=401)
+    header = request.headers.get("New-Api-User", "").strip()
     if not header:
         return None, fail("missing New-Api-User header", status=401)
-    try:
-        header_id = int(header)
-    except ValueError:
+    if not _INT_RE.fullmatch(header):
         return None, fail("malformed New-Api-User header", status=401)
-    if header_id != principal.user.id:
+    if int(header) != principal.user.id:
         return None, fail("New-Api-User does not match the logged-in user", status=401)
     if principal.user.status != m.USER_ENABLED:
         return None, fail("user is disabled")
     return principal, None
 
 
-def require(role: int) -> Callable[[Callable[..., Awaitable[Response]]], Callable[..., Awaitable[Response]]]:
+def guarded(view: View) -> View:
+    """Turn malformed input into ``success: false`` instead of a 500."""
+
+    @functools.wraps(view)
+    async def wrapper(*args: Any, **kwargs: Any) -> Response:
+        try:
+            return await view(*args, **kwargs)
+        except BadInput as exc:
+            return fail(exc.message, status=exc.status)
+        except IntegrityError:
+            log.warning("%s %s: integrity error", request.method, request.path)
+            return fail("the change conflicts with an existing record")
+
+    return wrapper
+
+
+def require(role: int) -> Callable[[View], View]:
     """Access level: ROLE_USER, ROLE_ADMIN or ROLE_ROOT. The principal is passed as
     the ``me`` keyword."""
 
-    def decorator(view: Callable[..., Awaitable[Response]]) -> Callable[..., Awaitable[Response]]:
+    def decorator(view: View) -> View:
         @functools.wraps(view)
         async def wrapper(*args: Any, **kwargs: Any) -> Response:
             principal, error = await current_principal()
@@ -101,9 +207,9 @@ def require(role: int) -> Callable[[Callable[..., Awaitable[Response]]], Callabl
                 return error
             assert principal is not None
             if principal.user.role < role:
-                return fail("permission denied")
+                return fail("permission denied: insufficient role")
             return await view(*args, me=principal, **kwargs)
 
-        return wrapper
+        return guarded(wrapper)
 
     return decorator

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from quart import Blueprint, Response
+from tortoise.exceptions import IntegrityError, OperationalError
+from tortoise.transactions import in_transaction
 
 from faregate import __version__
 from faregate.db import models as m
-from faregate.management.common import fail, gateway, json_body, ok, require
+from faregate.management.common import fail, gateway, get_bool, get_str, guarded, json_body, ok, require, require_body
+from faregate.relay.context import Principal
 from faregate.security.passwords import hash_password
 
 blueprint = Blueprint("system", __name__)
@@ -26,31 +30,48 @@ async def get_setup() -> Response:
     })
 
 
+PASSWORD_MIN, PASSWORD_MAX = 8, 64
+USERNAME_MAX = 20
+
+
+def check_password(password: Any) -> str | None:
+    """new-api asks for at least 8 characters; the upper bound only guards the hasher."""
+    if not isinstance(password, str) or not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
+        return f"password must be {PASSWORD_MIN} to {PASSWORD_MAX} characters"
+    return None
+
+
 @blueprint.post("/api/setup")
+@guarded
 async def post_setup() -> Response:
     """Create the root user once. There is no default password: the caller sets it."""
     gw = gateway()
     if await m.Setup.exists() or await m.User.filter(role=m.ROLE_ROOT).exists():
         return fail("the system is already initialised")
-    body = await json_body()
-    if body is None:
-        return fail("invalid JSON body")
-    username = str(body.get("username") or "root").strip()
+    body = await require_body()
+    username = get_str(body, "username", max_len=USERNAME_MAX, default="root", strip=True) or "root"
     password = body.get("password")
-    if not isinstance(password, str) or not 8 <= len(password) <= 64:
-        return fail("password must be 8 to 64 characters")
-    confirm = body.get("confirmPassword")
-    if confirm is not None and confirm != password:
+    error = check_password(password)
+    if error:
+        return fail(error)
+    if body.get("confirmPassword") != password:
         return fail("the two passwords differ")
-    if not 1 <= len(username) <= 20:
-        return fail("username must be 1 to 20 characters")
+    modes = {key: get_bool(body, key) for key in ("SelfUseModeEnabled", "DemoSiteEnabled")}
+    password_hash = hash_password(password)  # before the transaction: hashing is slow
     now = int(time.time())
-    user = await m.User.create(username=username, password_hash=hash_password(password), display_name="Root User",
-                               role=m.ROLE_ROOT, quota=ROOT_INITIAL_QUOTA, created_at=now)
-    await m.Setup.create(version=__version__, initialized_at=now)
-    for key in ("SelfUseModeEnabled", "DemoSiteEnabled"):
-        if key in body:
-            await m.Option.update_or_create(key=key, defaults={"value": "true" if body[key] else "false"})
+    try:
+        async with in_transaction() as conn:
+            # the fixed id makes a concurrent second setup fail on the primary key
+            await m.Setup.create(id=1, version=__version__, initialized_at=now, using_db=conn)
+            user = await m.User.create(username=username, password_hash=password_hash,
+                                       display_name="Root User", role=m.ROLE_ROOT, quota=ROOT_INITIAL_QUOTA,
+                                       created_at=now, using_db=conn)
+            for key, value in modes.items():
+                if value is not None:
+                    await m.Option.update_or_create(key=key, defaults={"value": "true" if value else "false"},
+                                                    using_db=conn)
+    except (IntegrityError, OperationalError):
+        return fail("the system is already initialised")
     await gw.feed.publish("user", user.id)
     await gw.feed.publish("option")
     return ok(message="setup complete")
@@ -77,7 +98,7 @@ async def status() -> Response:
 
 @blueprint.get("/api/plugins")
 @require(m.ROLE_ADMIN)
-async def plugins(me) -> Response:
+async def plugins(me: Principal) -> Response:
     """Every plugin: name, version, the hooks it implements, and load errors."""
     return ok([r.as_dict() for r in gateway().plugins.reports])
 
@@ -87,24 +108,27 @@ SECRET_SUFFIXES = ("Token", "Secret", "Key", "secret", "api_key")
 
 @blueprint.get("/api/option/")
 @require(m.ROLE_ROOT)
-async def get_options(me) -> Response:
+async def get_options(me: Principal) -> Response:
     rows = await m.Option.all()
     return ok([{"key": r.key, "value": r.value} for r in rows if not r.key.endswith(SECRET_SUFFIXES)])
 
 
 @blueprint.put("/api/option/")
 @require(m.ROLE_ROOT)
-async def put_option(me) -> Response:
+async def put_option(me: Principal) -> Response:
     body = await json_body()
-    if not body or not isinstance(body.get("key"), str) or not body["key"]:
+    key = body.get("key") if body else None
+    if not isinstance(key, str) or not 1 <= len(key) <= 128:
         return fail("invalid parameters", status=400)
     value = body.get("value", "")
-    if isinstance(value, bool):
+    if value is None:
+        value = ""
+    elif isinstance(value, bool):
         value = "true" if value else "false"
     elif not isinstance(value, str):
         from faregate import jsonutil
 
         value = jsonutil.dumps_str(value) if isinstance(value, dict | list) else str(value)
-    await m.Option.update_or_create(key=body["key"], defaults={"value": value})
+    await m.Option.update_or_create(key=key, defaults={"value": value})
     await gateway().feed.publish("option")
     return ok()

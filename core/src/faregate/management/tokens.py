@@ -1,5 +1,5 @@
-"""API keys ("tokens") of the calling user: list, get, create, update, delete, and
-reveal the full key to its owner."""
+"""API keys ("tokens") of the calling user: list, search, get, create, update,
+delete, and reveal the full key to its owner."""
 
 from __future__ import annotations
 
@@ -7,19 +7,38 @@ import time
 from typing import Any
 
 from quart import Blueprint, Response, request
+from tortoise.expressions import Q
 from tortoise.transactions import in_transaction
 
 from faregate.db import models as m
-from faregate.management.common import fail, gateway, json_body, ok, page_data, paging, require
+from faregate.management.common import (
+    BadInput,
+    fail,
+    gateway,
+    get_bool,
+    get_int,
+    get_str,
+    ok,
+    page_data,
+    paging,
+    parse_id,
+    require,
+    require_body,
+)
+from faregate.relay.context import Principal
 from faregate.security.crypto import key_hash, mask_key, new_api_key
 
 blueprint = Blueprint("tokens", __name__)
 
 MAX_TOKENS_PER_USER = 1000
 MAX_REMAIN_QUOTA = 1_000_000_000 * 500_000
+SEARCH_LIMIT = 100
+TOKEN_STATUSES = (m.TOKEN_ENABLED, m.TOKEN_DISABLED, m.TOKEN_EXPIRED, m.TOKEN_EXHAUSTED)
+KEY_LENGTH = 48
 
 
 async def token_view(row: m.Token) -> dict[str, Any]:
+    """A token with its key masked (first 4 + ``**********`` + last 4), as new-api."""
     held = await gateway().ledger.held_for("token", row.id) if not row.unlimited_quota else 0
     return {
         "id": row.id, "user_id": row.user_id, "key": row.key_mask, "status": row.status, "name": row.name,
@@ -31,45 +50,37 @@ async def token_view(row: m.Token) -> dict[str, Any]:
     }
 
 
-def _fields(body: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+def token_fields(body: dict[str, Any]) -> dict[str, Any]:
+    """The writable fields present in ``body``, type-checked (wrong types fail)."""
     out: dict[str, Any] = {}
-    if "name" in body:
-        name = body["name"]
-        if not isinstance(name, str) or len(name) > 50:
-            return {}, "name must be a string of at most 50 characters"
+    name = get_str(body, "name", max_len=50)
+    if name is not None:
         out["name"] = name
-    for key in ("remain_quota", "expired_time"):
-        if key in body:
-            try:
-                out[key] = int(body[key])
-            except (TypeError, ValueError):
-                return {}, f"{key} must be an integer"
-    if "remain_quota" in out and not 0 <= out["remain_quota"] <= MAX_REMAIN_QUOTA:
-        return {}, "remain_quota is out of range"
-    if "expired_time" in out and out["expired_time"] != -1 and out["expired_time"] < time.time():
-        return {}, "the expiry time is in the past"
+    remain = get_int(body, "remain_quota", lo=0, hi=MAX_REMAIN_QUOTA)
+    if remain is not None:
+        out["remain_quota"] = remain
+    expires = get_int(body, "expired_time", lo=-1, hi=2**63 - 1)
+    if expires is not None:
+        out["expired_time"] = expires
     for key in ("unlimited_quota", "model_limits_enabled", "cross_group_retry"):
-        if key in body:
-            out[key] = bool(body[key])
-    for key in ("model_limits", "allow_ips", "group"):
-        if key in body:
-            value = body[key]
-            if value is None:
-                value = ""
-            if not isinstance(value, str):
-                return {}, f"{key} must be a string"
+        value = get_bool(body, key)
+        if value is not None:
             out[key] = value
-    if "status" in body:
-        try:
-            out["status"] = int(body["status"])
-        except (TypeError, ValueError):
-            return {}, "status must be an integer"
-    return out, None
+    for key, max_len in (("model_limits", None), ("allow_ips", None), ("group", 64)):
+        value = get_str(body, key, max_len=max_len)
+        if value is not None:
+            out[key] = value
+    status = get_int(body, "status")
+    if status is not None:
+        if status not in TOKEN_STATUSES:
+            raise BadInput("status must be 1 (enabled), 2 (disabled), 3 (expired) or 4 (exhausted)")
+        out["status"] = status
+    return out
 
 
 @blueprint.get("/api/token/")
 @require(m.ROLE_USER)
-async def list_tokens(me) -> Response:
+async def list_tokens(me: Principal) -> Response:
     page, size = paging()
     query = m.Token.filter(user_id=me.user.id)
     total = await query.count()
@@ -77,10 +88,38 @@ async def list_tokens(me) -> Response:
     return ok(page_data([await token_view(r) for r in rows], total, page, size))
 
 
-@blueprint.get("/api/token/<int:token_id>")
+@blueprint.get("/api/token/search")
 @require(m.ROLE_USER)
-async def get_token(token_id: int, me) -> Response:
-    row = await m.Token.get_or_none(id=token_id, user_id=me.user.id)
+async def search_tokens(me: Principal) -> Response:
+    """``?keyword=`` (name contains) and ``?token=`` (key): keys are stored hashed, so
+    a full key matches exactly and a fragment matches the visible first or last 4
+    characters. At most 100 results, as new-api."""
+    page, size = paging()
+    keyword = request.args.get("keyword", "").strip()
+    fragment = request.args.get("token", "").strip()
+    if fragment.startswith("sk-"):
+        fragment = fragment[3:]
+    if len(keyword) > 50 or len(fragment) > KEY_LENGTH:
+        return fail("search text too long")
+    query = m.Token.filter(user_id=me.user.id)
+    if keyword:
+        query = query.filter(name__icontains=keyword)
+    if len(fragment) == KEY_LENGTH:
+        query = query.filter(key_hash=key_hash(fragment))
+    elif fragment:
+        if len(fragment) > 4:
+            return ok(page_data([], 0, page, size))  # only 4 + 4 characters are kept in clear
+        query = query.filter(Q(key_mask__startswith=fragment) | Q(key_mask__endswith=fragment))
+    total = min(await query.count(), SEARCH_LIMIT)
+    offset = (page - 1) * size
+    rows = [] if offset >= total else await query.order_by("-id").offset(offset).limit(min(size, total - offset))
+    return ok(page_data([await token_view(r) for r in rows], total, page, size))
+
+
+@blueprint.get("/api/token/<token_id>")
+@require(m.ROLE_USER)
+async def get_token(token_id: str, me: Principal) -> Response:
+    row = await m.Token.get_or_none(id=parse_id(token_id), user_id=me.user.id)
     if row is None:
         return fail("token not found")
     return ok(await token_view(row))
@@ -88,78 +127,74 @@ async def get_token(token_id: int, me) -> Response:
 
 @blueprint.post("/api/token/")
 @require(m.ROLE_USER)
-async def create_token(me) -> Response:
-    body = await json_body()
-    if body is None:
-        return fail("invalid JSON body")
-    fields, error = _fields(body)
-    if error:
-        return fail(error)
+async def create_token(me: Principal) -> Response:
+    body = await require_body()
+    fields = token_fields(body)
     fields.pop("status", None)
+    expires = fields.get("expired_time", -1)
+    if expires != -1 and expires < time.time():
+        return fail("the expiry time is in the past")
     if await m.Token.filter(user_id=me.user.id).count() >= MAX_TOKENS_PER_USER:
         return fail(f"at most {MAX_TOKENS_PER_USER} API keys per user")
     gw = gateway()
     key = new_api_key()
-    row = await m.Token.create(user_id=me.user.id, key_hash=key_hash(key), key_enc="", key_mask=mask_key(key),
-                               created_time=int(time.time()), **fields)
-    row.key_enc = gw.box.encrypt(key, f"token:{row.id}")
-    await row.save(update_fields=["key_enc"])
+    async with in_transaction() as conn:
+        row = await m.Token.create(user_id=me.user.id, key_hash=key_hash(key), key_enc="", key_mask=mask_key(key),
+                                   created_time=int(time.time()), using_db=conn, **fields)
+        row.key_enc = gw.box.encrypt(key, f"token:{row.id}")
+        await row.save(update_fields=["key_enc"], using_db=conn)
     await gw.feed.publish("token", row.id)
     return ok(await token_view(row))
 
 
 @blueprint.put("/api/token/")
 @require(m.ROLE_USER)
-async def update_token(me) -> Response:
-    body = await json_body()
-    if body is None:
-        return fail("invalid JSON body")
-    try:
-        token_id = int(body.get("id"))
-    except (TypeError, ValueError):
-        return fail("id is required")
+async def update_token(me: Principal) -> Response:
+    """Partial update (absent fields keep their value); ``?status_only=1`` changes
+    only the status. An expired or exhausted key cannot be re-enabled."""
+    body = await require_body()
+    token_id = parse_id(body.get("id"), text=False)
+    fields = token_fields(body)
     row = await m.Token.get_or_none(id=token_id, user_id=me.user.id)
     if row is None:
         return fail("token not found")
-    fields, error = _fields(body)
-    if error:
-        return fail(error)
     if request.args.get("status_only"):
         fields = {"status": fields["status"]} if "status" in fields else {}
+    gw = gateway()
     if fields.get("status") == m.TOKEN_ENABLED:
         expires = fields.get("expired_time", row.expired_time)
         if expires != -1 and expires < time.time():
             return fail("the key has expired; change its expiry time first")
         unlimited = fields.get("unlimited_quota", row.unlimited_quota)
-        held = await gateway().ledger.held_for("token", row.id)
-        if not unlimited and fields.get("remain_quota", row.remain_quota) + held <= 0:
+        held = await gw.ledger.held_for("token", row.id)
+        if not unlimited and fields.get("remain_quota", row.remain_quota + held) <= 0:
             return fail("the key's quota is used up; raise it first")
     if "remain_quota" in fields:
         # the stored balance excludes quota leased by workers: set the total the owner asked for
-        async with in_transaction() as conn:
-            held = await gateway().ledger.held_for("token", row.id)
-            await m.Token.filter(id=row.id).using_db(conn).update(remain_quota=fields.pop("remain_quota") - held)
+        held = await gw.ledger.held_for("token", row.id)
+        fields["remain_quota"] -= held
     if fields:
         await m.Token.filter(id=row.id).update(**fields)
-    await gateway().feed.publish("token", row.id)
+    await gw.feed.publish("token", row.id)
     return ok(await token_view(await m.Token.get(id=row.id)))
 
 
-@blueprint.delete("/api/token/<int:token_id>")
+@blueprint.delete("/api/token/<token_id>")
 @require(m.ROLE_USER)
-async def delete_token(token_id: int, me) -> Response:
-    deleted = await m.Token.filter(id=token_id, user_id=me.user.id).delete()
+async def delete_token(token_id: str, me: Principal) -> Response:
+    ref = parse_id(token_id)
+    deleted = await m.Token.filter(id=ref, user_id=me.user.id).delete()
     if not deleted:
         return fail("token not found")
-    await gateway().feed.publish("token", token_id)
+    await gateway().feed.publish("token", ref)
     return ok()
 
 
-@blueprint.post("/api/token/<int:token_id>/key")
+@blueprint.post("/api/token/<token_id>/key")
 @require(m.ROLE_USER)
-async def reveal_key(token_id: int, me) -> Response:
+async def reveal_key(token_id: str, me: Principal) -> Response:
     """The full key (without ``sk-``), to its owner only."""
-    row = await m.Token.get_or_none(id=token_id, user_id=me.user.id)
+    row = await m.Token.get_or_none(id=parse_id(token_id), user_id=me.user.id)
     if row is None:
         return fail("token not found")
     key = gateway().box.decrypt(row.key_enc, f"token:{row.id}")

@@ -1,18 +1,44 @@
-"""Login, logout, the current user, and access tokens."""
+"""Login, logout, the current user, access tokens, and the admin's user list and
+user creation."""
 
 from __future__ import annotations
 
+import secrets
+import string
+import time
+from typing import Any
+
 from quart import Blueprint, Response, session
+from tortoise.exceptions import IntegrityError
 
 from faregate.db import models as m
-from faregate.management.common import fail, gateway, json_body, ok, require
+from faregate.management.common import (
+    fail,
+    gateway,
+    get_int,
+    get_str,
+    guarded,
+    ok,
+    page_data,
+    paging,
+    parse_id,
+    require,
+    require_body,
+)
+from faregate.management.system import USERNAME_MAX, check_password
+from faregate.relay.context import Principal
 from faregate.security.crypto import new_access_token
-from faregate.security.passwords import verify_password
+from faregate.security.passwords import hash_password, verify_password
 
 blueprint = Blueprint("users", __name__)
 
+ROLES = (m.ROLE_GUEST, m.ROLE_USER, m.ROLE_ADMIN, m.ROLE_ROOT)
+DISPLAY_NAME_MAX = 20
+_AFF_ALPHABET = string.ascii_letters + string.digits
 
-def user_view(row: m.User, *, quota_held: int = 0) -> dict:
+
+def user_view(row: m.User, *, quota_held: int = 0) -> dict[str, Any]:
+    """A user as new-api shows it; never the password hash or the access token."""
     return {
         "id": row.id, "username": row.username, "display_name": row.display_name, "role": row.role,
         "status": row.status, "email": row.email, "quota": row.quota + quota_held, "used_quota": row.used_quota,
@@ -22,12 +48,11 @@ def user_view(row: m.User, *, quota_held: int = 0) -> dict:
 
 
 @blueprint.post("/api/user/login")
+@guarded
 async def login() -> Response:
-    body = await json_body()
-    if not body:
-        return fail("invalid parameters")
-    username = str(body.get("username") or "")
-    password = str(body.get("password") or "")
+    body = await require_body()
+    username = get_str(body, "username", max_len=128, default="", strip=True)
+    password = get_str(body, "password", max_len=128, default="")
     if not username or not password:
         return fail("invalid parameters")
     row = await m.User.get_or_none(username=username)
@@ -53,8 +78,10 @@ async def logout() -> Response:
 
 @blueprint.get("/api/user/self")
 @require(m.ROLE_USER)
-async def get_self(me) -> Response:
-    row = await m.User.get(id=me.user.id)
+async def get_self(me: Principal) -> Response:
+    row = await m.User.get_or_none(id=me.user.id)
+    if row is None:
+        return fail("user not found")
     held = await gateway().ledger.held_for("user", row.id)
     data = user_view(row, quota_held=held)
     data["permissions"] = {"admin": row.role >= m.ROLE_ADMIN, "root": row.role >= m.ROLE_ROOT}
@@ -63,8 +90,72 @@ async def get_self(me) -> Response:
 
 @blueprint.get("/api/user/token")
 @require(m.ROLE_USER)
-async def generate_access_token(me) -> Response:
+async def generate_access_token(me: Principal) -> Response:
     """A new access token for the management API; replaces the previous one."""
     token = new_access_token()
     await m.User.filter(id=me.user.id).update(access_token=token)
-    return ok(token)
+    response = ok(token)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+# -- admin ---------------------------------------------------------------------------
+@blueprint.get("/api/user/")
+@require(m.ROLE_ADMIN)
+async def list_users(me: Principal) -> Response:
+    page, size = paging()
+    total = await m.User.all().count()
+    rows = await m.User.all().order_by("-id").offset((page - 1) * size).limit(size)
+    return ok(page_data([user_view(r) for r in rows], total, page, size))
+
+
+@blueprint.get("/api/user/<user_id>")
+@require(m.ROLE_ADMIN)
+async def get_user(user_id: str, me: Principal) -> Response:
+    row = await m.User.get_or_none(id=parse_id(user_id))
+    if row is None:
+        return fail("user not found")
+    # new-api: only a higher role (or root) may look at a user
+    if row.id != me.user.id and me.user.role <= row.role and me.user.role != m.ROLE_ROOT:
+        return fail("permission denied: insufficient role")
+    return ok(user_view(row))
+
+
+@blueprint.post("/api/user/")
+@require(m.ROLE_ADMIN)
+async def create_user(me: Principal) -> Response:
+    """new-api's CreateUser: ``{username, password, display_name, role}``; the new
+    user's role must be below the caller's."""
+    body = await require_body()
+    username = get_str(body, "username", max_len=USERNAME_MAX, default="", strip=True)
+    password = body.get("password")
+    if not username or password in (None, ""):
+        return fail("invalid parameters")
+    error = check_password(password)
+    if error:
+        return fail(error)
+    display_name = get_str(body, "display_name", max_len=DISPLAY_NAME_MAX, default="") or username
+    # role 0 is the column default's trigger in new-api (GORM default:1): a common user
+    role = get_int(body, "role", default=m.ROLE_USER) or m.ROLE_USER
+    if role not in ROLES:
+        return fail("invalid role")
+    if role >= me.user.role:
+        return fail("cannot create a user with a role equal to or above your own")
+    if await m.User.filter(username=username).exists():
+        return fail("the username is already taken")
+    quota = int(gateway().snapshot.options.number("QuotaForNewUser", 0))
+    row = None
+    password_hash = hash_password(password)
+    for _ in range(5):  # a random 4-character invitation code, unique as new-api's
+        try:
+            row = await m.User.create(username=username, password_hash=password_hash, display_name=display_name,
+                                      role=role, quota=max(0, quota), created_at=int(time.time()),
+                                      aff_code="".join(secrets.choice(_AFF_ALPHABET) for _ in range(4)))
+            break
+        except IntegrityError:
+            if await m.User.filter(username=username).exists():
+                return fail("the username is already taken")
+    if row is None:
+        return fail("could not create the user; try again")
+    await gateway().feed.publish("user", row.id)
+    return ok(user_view(row))

@@ -350,7 +350,8 @@ class Relay:
             end_reason = "upstream_error"
             yield encoder.error(err)
         except (httpx.HTTPError, OSError, SSEError) as exc:
-            end_reason = "upstream_error"
+            # a connection closed mid-body is the upstream ending early (eof)
+            end_reason = "eof" if isinstance(exc, httpx.ReadError | httpx.RemoteProtocolError) else "upstream_error"
             log.warning("stream from channel %s broke: %s", ctx.channel.id if ctx.channel else 0, type(exc).__name__)
             yield encoder.error(GatewayError(502, "upstream stream broke", code="stream_broken", upstream=True))
         except (asyncio.CancelledError, GeneratorExit):

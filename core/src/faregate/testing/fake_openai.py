@@ -95,9 +95,7 @@ class Fault:
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
-            raise ValueError(
-                f"unknown fault kind {self.kind!r}; expected one of {sorted(FAULT_KINDS)}"
-            )
+            raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {sorted(FAULT_KINDS)}")
 
 
 # --------------------------------------------------------------------------- errors
@@ -125,7 +123,8 @@ _ERRORS: dict[int, tuple[str, str, str | None]] = {
     413: ("Request too large.", "invalid_request_error", None),
     422: ("Unprocessable entity.", "invalid_request_error", None),
     429: (
-        "Rate limit reached for requests. Please try again in 1s. Visit https://platform.openai.com/account/rate-limits to learn more.",
+        "Rate limit reached for requests. Please try again in 1s. "
+        "Visit https://platform.openai.com/account/rate-limits to learn more.",
         "requests",
         "rate_limit_exceeded",
     ),
@@ -233,9 +232,7 @@ def _http_date() -> bytes:
     now = int(time.time())
     if _HTTP_DATE_CACHE[0] != now:
         _HTTP_DATE_CACHE[0] = now
-        _HTTP_DATE_CACHE[1] = time.strftime(
-            "%a, %d %b %Y %H:%M:%S GMT", time.gmtime(now)
-        ).encode()
+        _HTTP_DATE_CACHE[1] = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(now)).encode()
     return _HTTP_DATE_CACHE[1]
 
 
@@ -276,9 +273,7 @@ class _Conn:
 
     __slots__ = ("chunked", "keep_alive", "req", "request_id", "writer")
 
-    def __init__(
-        self, writer: asyncio.StreamWriter, req: _Request, request_id: str
-    ) -> None:
+    def __init__(self, writer: asyncio.StreamWriter, req: _Request, request_id: str) -> None:
         self.writer = writer
         self.req = req
         self.keep_alive = req.keep_alive
@@ -313,11 +308,7 @@ class _Conn:
             parts.append(b"transfer-encoding: chunked\r\n")
         else:
             self.keep_alive = False
-        parts.append(
-            b"connection: keep-alive\r\n\r\n"
-            if self.keep_alive
-            else b"connection: close\r\n\r\n"
-        )
+        parts.append(b"connection: keep-alive\r\n\r\n" if self.keep_alive else b"connection: close\r\n\r\n")
         return b"".join(parts)
 
     def send(
@@ -348,11 +339,7 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(
-            p.get("text", "")
-            for p in content
-            if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     return ""
 
 
@@ -509,9 +496,7 @@ class FakeOpenAI:
         self.faults.append(fault)
 
     # ----------------------------------------------------------------- http
-    async def _read_request(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> _Request | None:
+    async def _read_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> _Request | None:
         try:
             head = await reader.readuntil(b"\r\n\r\n")
         except asyncio.IncompleteReadError:
@@ -563,9 +548,7 @@ class FakeOpenAI:
             parts.append(await reader.readexactly(size))
             await reader.readexactly(2)
 
-    async def _handle(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
@@ -578,8 +561,7 @@ class FakeOpenAI:
                     body = error_body(400, str(exc))
                     writer.write(
                         b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n"
-                        b"content-length: %d\r\nconnection: close\r\n\r\n%b"
-                        % (len(body), body)
+                        b"content-length: %d\r\nconnection: close\r\n\r\n%b" % (len(body), body)
                     )
                     break
                 if req is None:
@@ -644,9 +626,7 @@ class FakeOpenAI:
             return self.faults.pop(0)
         return None
 
-    async def _respond(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, req: _Request
-    ) -> bool:
+    async def _respond(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, req: _Request) -> bool:
         """Answer one request; return False if the connection must be closed."""
         parsed = self._record(req)
         n = next(self._ids)
@@ -666,9 +646,7 @@ class FakeOpenAI:
                 sock = writer.get_extra_info("socket")
                 if sock is not None:
                     with contextlib.suppress(OSError):
-                        sock.setsockopt(
-                            socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
-                        )
+                        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 writer.transport.abort()
                 return False
             if kind == "hang":
@@ -679,11 +657,7 @@ class FakeOpenAI:
             if kind == "slow_first_byte":
                 await asyncio.sleep(fault.delay)
             elif kind == "status":
-                extra = (
-                    [(b"retry-after", fault.retry_after.encode())]
-                    if fault.retry_after is not None
-                    else []
-                )
+                extra = [(b"retry-after", fault.retry_after.encode())] if fault.retry_after is not None else []
                 conn.send(
                     fault.status,
                     _JSON,
@@ -702,18 +676,11 @@ class FakeOpenAI:
                     extra,
                 )
                 return conn.keep_alive
-            elif kind == "malformed_json" or (
-                kind == "malformed_chunk" and not _wants_stream(parsed)
-            ):
-                conn.send(
-                    200, _JSON, fault.body if fault.body is not None else MALFORMED_JSON
-                )
+            elif kind == "malformed_json" or (kind == "malformed_chunk" and not _wants_stream(parsed)):
+                conn.send(200, _JSON, fault.body if fault.body is not None else MALFORMED_JSON)
                 return conn.keep_alive
 
-        if (
-            self._auth_header is not None
-            and req.headers.get("authorization") != self._auth_header
-        ):
+        if self._auth_header is not None and req.headers.get("authorization") != self._auth_header:
             return self._send_auth_error(conn)
 
         path = req.path
@@ -767,9 +734,7 @@ class FakeOpenAI:
         auth = conn.req.headers.get("authorization", "")
         key = auth[7:] if auth.lower().startswith("bearer ") else auth
         if key:
-            shown = (
-                key[:3] + "*" * max(0, len(key) - 7) + key[-4:] if len(key) > 8 else key
-            )
+            shown = key[:3] + "*" * max(0, len(key) - 7) + key[-4:] if len(key) > 8 else key
             message = (
                 f"Incorrect API key provided: {shown}. "
                 "You can find your API key at https://platform.openai.com/account/api-keys."
@@ -784,9 +749,7 @@ class FakeOpenAI:
         conn.send(
             401,
             _JSON,
-            error_body(
-                401, message, type="invalid_request_error", code="invalid_api_key"
-            ),
+            error_body(401, message, type="invalid_request_error", code="invalid_api_key"),
         )
         return conn.keep_alive
 
@@ -840,9 +803,7 @@ class FakeOpenAI:
                     else f"Invalid type for 'messages': expected an array, but got {type(messages).__name__} instead.",
                     type="invalid_request_error",
                     param="messages",
-                    code="empty_array"
-                    if isinstance(messages, list)
-                    else "invalid_type",
+                    code="empty_array" if isinstance(messages, list) else "invalid_type",
                 ),
             )
             return conn.keep_alive
@@ -883,11 +844,7 @@ class FakeOpenAI:
             limit = body.get("max_completion_tokens")
             if limit is None:
                 limit = body.get("max_tokens")
-            if (
-                isinstance(limit, int)
-                and not isinstance(limit, bool)
-                and 0 < limit < completion_tokens
-            ):
+            if isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit < completion_tokens:
                 content = content[: limit * 4]
                 completion_tokens = limit
                 finish = "length"
@@ -1013,11 +970,7 @@ class FakeOpenAI:
                 )
             )
             for frag in _split_args(TOOL_ARGUMENTS):
-                events.append(
-                    event(
-                        {"tool_calls": [{"index": 0, "function": {"arguments": frag}}]}
-                    )
-                )
+                events.append(event({"tool_calls": [{"index": 0, "function": {"arguments": frag}}]}))
         else:
             events.append(event({"role": "assistant", "content": "", "refusal": None}))
             for piece in _split_words(content or ""):
@@ -1098,15 +1051,9 @@ def main(argv: list[str] | None = None) -> None:
         default=0.0,
         help="seconds to sleep before every answer",
     )
-    parser.add_argument(
-        "--api-key", default=None, help="require 'Authorization: Bearer <key>'"
-    )
-    parser.add_argument(
-        "--model", action="append", default=[], help="extra model id for /v1/models"
-    )
-    parser.add_argument(
-        "--no-uvloop", action="store_true", help="use the default asyncio event loop"
-    )
+    parser.add_argument("--api-key", default=None, help="require 'Authorization: Bearer <key>'")
+    parser.add_argument("--model", action="append", default=[], help="extra model id for /v1/models")
+    parser.add_argument("--no-uvloop", action="store_true", help="use the default asyncio event loop")
     args = parser.parse_args(argv)
     loop_factory = None
     if not args.no_uvloop:

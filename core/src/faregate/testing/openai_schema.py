@@ -71,11 +71,7 @@ def _nullable_to_union(node: Any) -> Any:
     if "$ref" in out or "type" not in out:
         # A $ref (or a schema with no plain ``type``) can't be widened in place: in
         # 2020-12 sibling keywords are ANDed with the $ref, so wrap it in an anyOf.
-        keep = {
-            k: out.pop(k)
-            for k in ("description", "title", "default", "deprecated")
-            if k in out
-        }
+        keep = {k: out.pop(k) for k in ("description", "title", "default", "deprecated") if k in out}
         return {**keep, "anyOf": [out, {"type": "null"}]}
     types = out["type"]
     types = list(types) if isinstance(types, list) else [types]

@@ -9,6 +9,7 @@ from faregate import jsonutil
 from faregate.canonical import ChatRequest, ChatResponse, StreamEvent, Usage
 from faregate.contracts import InboundFormat, ModelInfo, RequestSummary, Route, StreamEncoder
 from faregate.errors import GatewayError, bad_request
+
 from faregate_adapter_openai import convert
 
 
@@ -79,7 +80,7 @@ class OpenAIChatFormat(InboundFormat):
         return Encoder(summary.model, request_id, summary.include_usage)
 
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
-        message = err.message if err.upstream and request_id in err.message else f"{err.message} (request id: {request_id})"
+        message = f"{err.message} (request id: {request_id})"
         body = {"error": {"message": message, "type": err.type, "param": err.param or "", "code": err.code}}
         return err.status, jsonutil.dumps(body)
 

@@ -1,0 +1,74 @@
+"""Pytest fixtures shipped with the core (entry point ``pytest11``), for Faregate's own
+suite and for plugin authors:
+
+* ``fake_openai`` — a fake OpenAI server on a loopback port.
+* ``gateway`` — a gateway on SQLite (in a temp dir) served in the test's event loop,
+  with every installed plugin; ``gateway.gateway`` is its internal state.
+* ``admin`` — a root session on that gateway (``AdminClient``).
+* ``make_gateway`` — a factory for gateways with a chosen plugin set, database or
+  settings (stopped at teardown).
+
+Async fixtures are function-scoped: every test gets a fresh database.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from faregate.testing.harness import AdminClient, GatewayServer
+
+MARIADB_URL = os.environ.get("FAREGATE_TEST_MYSQL", "mysql://root:@127.0.0.1:3306/")
+POSTGRES_URL = os.environ.get("FAREGATE_TEST_POSTGRES", "postgres://postgres@127.0.0.1:5432/")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "mariadb: needs the MariaDB server on 127.0.0.1:3306")
+    config.addinivalue_line("markers", "postgres: needs the PostgreSQL server on 127.0.0.1:5432")
+
+
+@pytest_asyncio.fixture
+async def fake_openai() -> AsyncIterator[Any]:
+    from faregate.testing.fake_openai import FakeOpenAI
+
+    async with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest_asyncio.fixture
+async def make_gateway(tmp_path: Any) -> AsyncIterator[Callable[..., Awaitable[GatewayServer]]]:
+    servers: list[GatewayServer] = []
+
+    async def factory(*, db_url: str = "", plugins: Any = None, settings: dict[str, Any] | None = None,
+                      data_dir: str | None = None) -> GatewayServer:
+        directory = data_dir or str(tmp_path / f"gw{len(servers)}")
+        server = GatewayServer(directory, db_url=db_url, plugins=plugins, settings=settings)
+        await server.start()
+        servers.append(server)
+        return server
+
+    yield factory
+    for server in reversed(servers):
+        await server.stop()
+
+
+@pytest_asyncio.fixture
+async def gateway(make_gateway: Callable[..., Awaitable[GatewayServer]]) -> GatewayServer:
+    return await make_gateway()
+
+
+@pytest_asyncio.fixture
+async def admin(gateway: GatewayServer) -> AsyncIterator[AdminClient]:
+    client = AdminClient(gateway.base_url)
+    await client.setup_root()
+    yield client
+    await client.close()
+
+
+def unique_db_name(prefix: str = "faregate_test") -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
