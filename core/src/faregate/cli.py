@@ -39,6 +39,15 @@ def serve(host: str, port: int, workers: int, access_log: bool) -> None:
         config.accesslog = "-"
     config.errorlog = "-"
     logging.getLogger("faregate").info("Faregate listening on http://%s:%s (%d worker(s))", host, port, workers)
+    if workers == 1:
+        # one worker: serve in this process (no second interpreter start-up)
+        import uvloop
+        from hypercorn.asyncio import serve as serve_app
+
+        from faregate.app import create_app
+
+        uvloop.run(serve_app(create_app(), config))
+        return
     sys.exit(run(config))
 
 
