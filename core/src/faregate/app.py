@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 from quart import Quart, Response, request
+from werkzeug.exceptions import HTTPException
 
 from faregate import jsonutil
 from faregate.contracts import InboundFormat
@@ -70,6 +71,16 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     @app.errorhandler(413)
     async def _too_large(_: Exception) -> Response:
         return _json_error(413, "request body too large", "invalid_request_error")
+
+    @app.errorhandler(Exception)
+    async def _unexpected(err: Exception) -> Response:
+        if isinstance(err, HTTPException):
+            return _json_error(err.code or 500, err.description or err.name, "invalid_request_error")
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        if request.path.startswith("/api/"):
+            return Response(jsonutil.dumps({"success": False, "message": "internal error"}), status=500,
+                            content_type="application/json")
+        return _json_error(500, "internal error", "new_api_error", "internal_error")
 
     @app.errorhandler(GatewayError)
     async def _gateway_error(err: GatewayError) -> Response:

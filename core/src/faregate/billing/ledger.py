@@ -142,7 +142,7 @@ class QuotaLedger:
                 await self._take("token", token_id, amount)
             try:
                 await self._take("user", user_id, amount)
-            except InsufficientQuota:
+            except BaseException:  # insufficient, a database error, or cancellation
                 if token_id is not None:
                     self._give_back("token", token_id, amount)
                 raise

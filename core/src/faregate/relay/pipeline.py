@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 from quart import Response, request
+from werkzeug.exceptions import HTTPException
 
 from faregate import jsonutil
 from faregate.billing.ledger import InsufficientQuota, LogEntry
@@ -56,6 +57,13 @@ class Relay:
             ctx = await self._prepare(fmt, rid, started)
         except GatewayError as err:
             return self._error(fmt, err, rid)
+        except HTTPException:
+            raise  # 413 and friends: Quart's handlers answer them
+        except Exception:
+            # the database (reservation) is unreachable: never relay without a reservation
+            log.exception("could not prepare request %s", rid)
+            return self._error(fmt, GatewayError(503, "the gateway cannot reach its database",
+                                                 code="db_unavailable"), rid)
         try:
             return await self._relay(ctx)
         except GatewayError as err:
