@@ -5,11 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from faregate_adapter_anthropic import convert
-from faregate_adapter_openai import convert as oai
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from faregate.canonical import (
     ChatResponse,
     Message,
@@ -20,6 +15,10 @@ from faregate.canonical import (
     Usage,
 )
 from faregate.errors import GatewayError
+from faregate_adapter_anthropic import convert
+from faregate_adapter_openai import convert as oai
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 PNG = "iVBORw0KGgo="
 

@@ -8,12 +8,6 @@ import json
 import pytest
 from anthropic.lib.streaming._messages import accumulate_event
 from anthropic.types import RawMessageStreamEvent
-from faregate_adapter_anthropic import convert
-from faregate_adapter_anthropic.format import AnthropicEncoder
-from faregate_adapter_anthropic.provider import AnthropicPassthrough
-from faregate_adapter_openai import convert as oai
-from pydantic import TypeAdapter
-
 from faregate.canonical import (
     ReasoningDelta,
     StreamError,
@@ -26,6 +20,11 @@ from faregate.canonical import (
 )
 from faregate.errors import GatewayError
 from faregate.relay.sse import SSESplitter
+from faregate_adapter_anthropic import convert
+from faregate_adapter_anthropic.format import AnthropicEncoder
+from faregate_adapter_anthropic.provider import AnthropicPassthrough
+from faregate_adapter_openai import convert as oai
+from pydantic import TypeAdapter
 
 EVENTS = TypeAdapter(RawMessageStreamEvent)
 
