@@ -224,8 +224,11 @@ class QuotaLedger:
     async def _flush_loop(self) -> None:
         last_beat = 0.0
         while True:
+            # not wait_for: on 3.11 it swallows a cancel that races the wake-up (a
+            # settle right before stop()), and stop() then waits forever
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout=1.0)
+                async with asyncio.timeout(1.0):
+                    await self._wake.wait()
             except TimeoutError:
                 pass
             self._wake.clear()

@@ -47,13 +47,25 @@ async def migrate(config: dict[str, Any]) -> None:
     """Apply pending schema migrations (every upgrade keeps existing rows)."""
     from tortoise.migrations.api import migrate as run
 
+    _forget_cached_sql()
     await run(config=config)
     await Tortoise.close_connections()
 
 
 async def open_storage(config: dict[str, Any]) -> None:
+    _forget_cached_sql()
     # the lifespan task initialises; request tasks must see the same ORM state
     await Tortoise.init(config=config, _enable_global_fallback=True)
+
+
+def _forget_cached_sql() -> None:
+    """Tortoise caches each table's INSERT/DELETE SQL per connection *name* for the
+    life of the process; a process that opens another engine under the same name
+    (the storage test suites run SQLite, MySQL and PostgreSQL in one process) would
+    reuse the other dialect's SQL."""
+    from tortoise.backends.base.executor import EXECUTOR_CACHE
+
+    EXECUTOR_CACHE.clear()
 
 
 async def close_storage() -> None:

@@ -154,7 +154,7 @@ class StorageConformance:
     #: (checked when set)
     backend_name: str | None = None
 
-    # ---- fixtures (override ``storage_backends`` to test backends not installed) -------
+    # ---- fixtures ------------------------------------------------------------------------
     @pytest.fixture
     def storage_backends(self) -> list[StorageBackend]:
         return installed_storage_backends()
@@ -543,6 +543,8 @@ class StorageConformance:
         from faregate.testing.harness import AdminClient
 
         server = await make_gateway(db_url=db_url)
+        if self.backend_name is not None:
+            assert server.gateway.backend.name == self.backend_name
         admin = AdminClient(server.base_url)
         try:
             await admin.setup_root()

@@ -10,7 +10,6 @@ import aiomysql
 import pymysql
 import pytest
 import pytest_asyncio
-
 from faregate.testing.conformance import StorageConformance
 from faregate.testing.pytest_plugin import MARIADB_URL, unique_db_name
 
@@ -30,6 +29,8 @@ async def _server() -> tuple[aiomysql.Connection, str]:
 
 
 @pytest.mark.mariadb
+# the plugin silences this note at import; pytest resets warning filters per test
+@pytest.mark.filterwarnings("ignore:Table 'tortoise_migrations' already exists")
 class TestMariaDB(StorageConformance):
     backend_name = "mysql"
 

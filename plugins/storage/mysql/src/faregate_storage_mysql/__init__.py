@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -13,6 +14,10 @@ import pluggy
 from faregate.contracts import StorageBackend
 
 hookimpl = pluggy.HookimplMarker("faregate")
+
+# every re-run of the migrations says CREATE TABLE IF NOT EXISTS for tortoise's own
+# bookkeeping table; MySQL answers with a note that aiomysql turns into a warning
+warnings.filterwarnings("ignore", message=r"Table 'tortoise_migrations' already exists")
 
 #: query parameters the URL may carry, with their types; anything else is an error
 #: so a typo does not silently fall back to a default
