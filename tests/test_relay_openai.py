@@ -330,21 +330,24 @@ async def test_client_disconnect_mid_stream_settles_once(setup, gateway, fake_op
 # ---- quota under concurrency ---------------------------------------------------------------
 
 
+@pytest.fixture(params=["sqlite", pytest.param("mariadb", marks=pytest.mark.mariadb)])
+def database(request) -> str:
+    return "" if request.param == "sqlite" else request.getfixturevalue("mariadb_url")
+
+
 @pytest.mark.parametrize("limit_on", ["token", "user"])
-async def test_concurrent_requests_cannot_overspend(make_gateway, limit_on):
+async def test_concurrent_requests_cannot_overspend(database, make_gateway, limit_on):
     from faregate.billing.pricing import estimate_tokens, reserve_quota
     from faregate.testing.harness import AdminClient
 
-    gw = await make_gateway()
+    gw = await make_gateway(db_url=database)
     admin = AdminClient(gw.base_url)
     await admin.setup_root()
     async with FakeOpenAI(latency=0.3) as fake:
         await admin.add_channel(base_url=fake.base_url, models=MODEL)
         messages = [{"role": "user", "content": "spend"}]
-        price = gw.gateway.pricers[-1]
         from faregate.billing.pricing import Price
 
-        assert isinstance(price.price, object)
         one = reserve_quota(Price(model_ratio=RATIO, completion_ratio=COMPLETION),
                             estimate_tokens(len("spend") + 8), 100)
         budget = math.floor(one * 1.5)
@@ -374,4 +377,28 @@ async def test_concurrent_requests_cannot_overspend(make_gateway, limit_on):
         else:
             balance = (await m.User.get(id=admin.user_id)).quota
         assert balance == budget - spent >= -one
+    await admin.close()
+
+
+async def test_regular_stream_and_errors_on_mariadb(mariadb_url, make_gateway, fake_openai):
+    from faregate.testing.harness import AdminClient
+
+    gw = await make_gateway(db_url=mariadb_url)
+    admin = AdminClient(gw.base_url)
+    await admin.setup_root()
+    await admin.add_channel(base_url=fake_openai.base_url, models=MODEL)
+    client = client_for(gw, await admin.add_token())
+    reply = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "db"}])
+    stream = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "db"}],
+                                                  stream=True, stream_options={"include_usage": True})
+    usage = [c.usage async for c in stream if c.usage]
+    with pytest.raises(openai.NotFoundError):
+        await client.models.retrieve("absent")
+    fake_openai.push_fault(Fault("status", status=400))
+    with pytest.raises(openai.BadRequestError):
+        await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "db"}])
+    rows = await logs(gw)
+    assert [r.type for r in rows] == [m.LOG_CONSUME, m.LOG_CONSUME, m.LOG_ERROR]
+    assert rows[0].completion_tokens == reply.usage.completion_tokens
+    assert rows[1].completion_tokens == usage[0].completion_tokens
     await admin.close()

@@ -11,13 +11,14 @@ import sys
 from faregate.security import redact
 
 
-def _migrate() -> None:
+def _migrate(*, forced: bool = False) -> None:
     from faregate.db import storage
     from faregate.gateway import Gateway
     from faregate.plugins import load_plugins
 
     gateway = Gateway(load_plugins())
-    asyncio.run(storage.migrate(gateway.db_config))
+    if forced or gateway.settings.migrate:  # FAREGATE_MIGRATE=0: a deploy step migrates instead
+        asyncio.run(storage.migrate(gateway.db_config))
 
 
 def serve(host: str, port: int, workers: int, access_log: bool) -> None:
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "serve":
         serve(args.host, args.port, args.workers, args.access_log)
     elif args.command == "migrate":
-        _migrate()
+        _migrate(forced=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

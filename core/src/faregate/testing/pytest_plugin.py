@@ -72,3 +72,29 @@ async def admin(gateway: GatewayServer) -> AsyncIterator[AdminClient]:
 
 def unique_db_name(prefix: str = "faregate_test") -> str:
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+@pytest_asyncio.fixture
+async def mariadb_url() -> AsyncIterator[str]:
+    """A fresh, uniquely named MariaDB/MySQL database (dropped afterwards); skips when
+    the server or the ``faregate-storage-mysql`` plugin is missing."""
+    from urllib.parse import unquote, urlsplit
+
+    aiomysql = pytest.importorskip("aiomysql")
+    pytest.importorskip("faregate_storage_mysql")
+    parts = urlsplit(MARIADB_URL)
+    try:
+        conn = await aiomysql.connect(host=parts.hostname or "127.0.0.1", port=parts.port or 3306,
+                                      user=unquote(parts.username or "root"),
+                                      password=unquote(parts.password or ""), autocommit=True, connect_timeout=5)
+    except OSError as exc:  # pragma: no cover - depends on the machine
+        pytest.skip(f"no MariaDB server: {exc}")
+    name = unique_db_name()
+    try:
+        async with conn.cursor() as cur:
+            await cur.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+        yield f"{parts.scheme}://{parts.netloc}/{name}?maxsize=20"
+    finally:
+        async with conn.cursor() as cur:
+            await cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+        conn.close()
