@@ -123,6 +123,7 @@ class Gateway:
 
     # ---- actions used by the relay -----------------------------------------------------
     async def disable_channel(self, channel_id: int, reason: str) -> None:
+        self.snapshot.drop_channel(channel_id)
         changed = await m.Channel.filter(id=channel_id, status=m.CHANNEL_ENABLED).update(
             status=m.CHANNEL_AUTO_DISABLED)
         if changed:

@@ -51,6 +51,9 @@ class Lease:
     reserved: int = 0  # held by in-flight requests
     consumed_unflushed: int = 0  # spent, not yet written to the database
     last_used: float = 0.0
+    # the sweeper took this worker for dead and already returned the lease's money:
+    # what it still sees spent is charged to the balance directly, nothing is returned
+    orphaned: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -78,15 +81,21 @@ class LogEntry:
     created_at: int = 0
 
 
-class Reservation:
-    __slots__ = ("ledger", "user_id", "token_id", "amount", "settled")
+class _Swept(Exception):
+    """This worker's row is gone: a sweeper returned its leases."""
 
-    def __init__(self, ledger: QuotaLedger, user_id: int, token_id: int | None, amount: int) -> None:
+
+class Reservation:
+    __slots__ = ("ledger", "user_id", "token_id", "amount", "settled", "leases")
+
+    def __init__(self, ledger: QuotaLedger, user_id: int, token_id: int | None, amount: int,
+                 leases: list[Lease]) -> None:
         self.ledger = ledger
         self.user_id = user_id
         self.token_id = token_id
         self.amount = amount
         self.settled = False
+        self.leases = leases  # the leases the amount came from (settles go back to them)
 
     def settle(self, actual: int, entry: LogEntry | None, channel_id: int = 0) -> bool:
         """Charge ``actual`` (the reservation is released) and queue the log row.
@@ -116,6 +125,7 @@ class QuotaLedger:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[Any] | None = None
         self._flush_lock = asyncio.Lock()
+        self._orphans: list[Lease] = []
         self.recorders: list[Any] = []
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -137,18 +147,20 @@ class QuotaLedger:
     # -- reserving ---------------------------------------------------------------------
     async def reserve(self, user_id: int, token_id: int | None, amount: int) -> Reservation:
         amount = max(0, int(amount))
+        leases: list[Lease] = []
         if amount:
             if token_id is not None:
-                await self._take("token", token_id, amount)
+                leases.append(await self._take("token", token_id, amount))
             try:
-                await self._take("user", user_id, amount)
+                leases.append(await self._take("user", user_id, amount))
             except BaseException:  # insufficient, a database error, or cancellation
-                if token_id is not None:
-                    self._give_back("token", token_id, amount)
+                for lease in leases:
+                    lease.reserved -= amount
+                    lease.free += amount
                 raise
-        return Reservation(self, user_id, token_id, amount)
+        return Reservation(self, user_id, token_id, amount, leases)
 
-    async def _take(self, kind: str, ref_id: int, amount: int) -> None:
+    async def _take(self, kind: str, ref_id: int, amount: int) -> Lease:
         key = (kind, ref_id)
         lease = self.leases.get(key)
         if lease is None:
@@ -157,7 +169,7 @@ class QuotaLedger:
         if lease.free >= amount:  # the hot path: no await between check and spend
             lease.free -= amount
             lease.reserved += amount
-            return
+            return lease
         async with lease.lock:
             while lease.free < amount:
                 need = amount - lease.free
@@ -169,11 +181,7 @@ class QuotaLedger:
                 lease.free += got
             lease.free -= amount
             lease.reserved += amount
-
-    def _give_back(self, kind: str, ref_id: int, amount: int) -> None:
-        lease = self.leases[(kind, ref_id)]
-        lease.reserved -= amount
-        lease.free += amount
+            return lease
 
     async def _lease_from_db(self, kind: str, ref_id: int, amount: int) -> int:
         async with in_transaction() as conn:
@@ -195,14 +203,11 @@ class QuotaLedger:
     # -- settling (synchronous: safe inside ``finally`` of a cancelled task) ------------
     def _settle(self, res: Reservation, actual: int, entry: LogEntry | None, channel_id: int) -> None:
         actual = max(0, int(actual))
-        for kind, ref in (("token", res.token_id), ("user", res.user_id)):
-            if ref is None:
-                continue
-            if kind == "token" and res.amount == 0 and actual == 0:
-                continue
-            lease = self.leases.get((kind, ref))
-            if lease is None:
-                lease = self.leases[(kind, ref)] = Lease(kind, ref)
+        leases = res.leases
+        if not leases and actual:  # nothing was reserved (a free price) yet something is owed
+            leases = [self.leases.setdefault((kind, ref), Lease(kind, ref))
+                      for kind, ref in (("token", res.token_id), ("user", res.user_id)) if ref is not None]
+        for lease in leases:
             lease.reserved -= res.amount
             lease.free += res.amount - actual  # may go negative: bounded overdraft
             lease.consumed_unflushed += actual
@@ -246,49 +251,71 @@ class QuotaLedger:
 
     async def flush(self, return_all: bool = False) -> None:
         async with self._flush_lock:
-            logs, self._logs = self._logs, []
-            users, self._user_usage = self._user_usage, {}
-            tokens, self._token_usage = self._token_usage, {}
-            channels, self._channel_usage = self._channel_usage, {}
-            now = time.monotonic()
-            consumed: list[tuple[Lease, int]] = []
-            returning: list[tuple[Lease, int]] = []
-            for lease in list(self.leases.values()):
-                if lease.consumed_unflushed:
-                    consumed.append((lease, lease.consumed_unflushed))
-                if lease.reserved == 0 and not lease.lock.locked() and (
-                        return_all or now - lease.last_used > self.lease_idle):
-                    returning.append((lease, lease.free))
-            if not (logs or users or tokens or channels or consumed or returning):
-                return
-            try:
-                await self._write(logs, users, tokens, channels, consumed, returning)
-            except Exception:
-                # put everything back so the next flush retries it; nothing is lost
-                self._logs[:0] = logs
-                for uid, (q, n) in users.items():
-                    cur = self._user_usage.setdefault(uid, [0, 0])
-                    cur[0] += q
-                    cur[1] += n
-                for tid, q in tokens.items():
-                    self._token_usage[tid] = self._token_usage.get(tid, 0) + q
-                for cid, q in channels.items():
-                    self._channel_usage[cid] = self._channel_usage.get(cid, 0) + q
-                raise
-            for lease, amount in consumed:
-                lease.consumed_unflushed -= amount
-            for lease, amount in returning:
-                lease.free -= amount
-                if lease.free == 0 and lease.reserved == 0 and lease.consumed_unflushed == 0:
-                    self.leases.pop((lease.kind, lease.ref_id), None)
-            for recorder in self.recorders:
-                for entry in logs:
-                    try:
-                        result = recorder.record(entry)
-                        if asyncio.iscoroutine(result):
-                            await result
-                    except Exception:
-                        log.exception("usage recorder %r failed", recorder)
+            if await self._flush_once(return_all):
+                # we were swept: everything pending is back in place and orphaned; retry
+                await m.Worker.update_or_create(id=self.worker_id, defaults={"heartbeat": int(time.time())})
+                await self._flush_once(return_all)
+
+    def _requeue(self, logs: list[LogEntry], users: dict[int, list[int]], tokens: dict[int, int],
+                 channels: dict[int, int]) -> None:
+        """Put a failed flush's rows back so the next flush writes them; nothing is lost."""
+        self._logs[:0] = logs
+        for uid, (q, n) in users.items():
+            cur = self._user_usage.setdefault(uid, [0, 0])
+            cur[0] += q
+            cur[1] += n
+        for tid, q in tokens.items():
+            self._token_usage[tid] = self._token_usage.get(tid, 0) + q
+        for cid, q in channels.items():
+            self._channel_usage[cid] = self._channel_usage.get(cid, 0) + q
+
+    async def _flush_once(self, return_all: bool) -> bool:
+        """Write what is pending in one transaction; True if this worker had been swept."""
+        logs, self._logs = self._logs, []
+        users, self._user_usage = self._user_usage, {}
+        tokens, self._token_usage = self._token_usage, {}
+        channels, self._channel_usage = self._channel_usage, {}
+        now = time.monotonic()
+        consumed: list[tuple[Lease, int]] = []
+        returning: list[tuple[Lease, int]] = []
+        for lease in [*self.leases.values(), *self._orphans]:
+            if lease.consumed_unflushed:
+                consumed.append((lease, lease.consumed_unflushed))
+            if not lease.orphaned and lease.reserved == 0 and not lease.lock.locked() and (
+                    return_all or now - lease.last_used > self.lease_idle):
+                returning.append((lease, lease.free))
+        if not (logs or users or tokens or channels or consumed or returning):
+            return False
+        try:
+            await self._write(logs, users, tokens, channels, consumed, returning)
+        except _Swept:
+            self._requeue(logs, users, tokens, channels)
+            log.error("worker %s was swept as dead while alive; re-registering", self.worker_id)
+            for lease in self.leases.values():  # their money went back to the balances
+                lease.orphaned = True
+                lease.free = 0
+                self._orphans.append(lease)
+            self.leases = {}
+            return True
+        except Exception:
+            self._requeue(logs, users, tokens, channels)
+            raise
+        for lease, amount in consumed:
+            lease.consumed_unflushed -= amount
+        for lease, amount in returning:
+            lease.free -= amount
+            if lease.free == 0 and lease.reserved == 0 and lease.consumed_unflushed == 0:
+                self.leases.pop((lease.kind, lease.ref_id), None)
+        self._orphans = [o for o in self._orphans if o.reserved or o.consumed_unflushed]
+        for recorder in self.recorders:
+            for entry in logs:
+                try:
+                    result = recorder.record(entry)
+                    if asyncio.iscoroutine(result):
+                        await result
+                except Exception:
+                    log.exception("usage recorder %r failed", recorder)
+        return False
 
     async def _write(self, logs: list[LogEntry], users: dict[int, list[int]], tokens: dict[int, int],
                      channels: dict[int, int], consumed: list[tuple[Lease, int]],
@@ -296,6 +323,19 @@ class QuotaLedger:
         from faregate import jsonutil
 
         async with in_transaction() as conn:
+            # exists(), not the UPDATE's row count: MySQL counts only rows whose value changed
+            if not await m.Worker.filter(id=self.worker_id).using_db(conn).exists():
+                raise _Swept
+            await m.Worker.filter(id=self.worker_id).using_db(conn).update(heartbeat=int(time.time()))
+            # an orphan's spending was never subtracted (its lease money went back): charge it now
+            for lease, amount in consumed:
+                if lease.orphaned and amount:
+                    if lease.kind == "user":
+                        await m.User.filter(id=lease.ref_id).using_db(conn).update(quota=F("quota") - amount)
+                    else:
+                        await m.Token.filter(id=lease.ref_id).using_db(conn).update(
+                            remain_quota=F("remain_quota") - amount)
+            consumed = [(lease, amount) for lease, amount in consumed if not lease.orphaned]
             if logs:
                 await m.Log.bulk_create([
                     m.Log(user_id=e.user_id, created_at=e.created_at, type=e.type, content=e.content,

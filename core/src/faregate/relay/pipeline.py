@@ -240,6 +240,7 @@ class Relay:
                 err.status = int(mapped)
         options = self.gw.snapshot.options
         if channel.auto_ban and options.auto_disable and status in options.disable_status:
+            self.gw.snapshot.drop_channel(channel.id)  # this worker stops routing to it now
             self.gw.spawn(self.gw.disable_channel(channel.id, f"upstream answered {status}"))
         log.warning("channel %s answered %s (%s)", channel.id, status, err.code)
         return err

@@ -189,6 +189,20 @@ class Snapshot:
             for group, by_model in routes.items()
         }
 
+    def drop_channel(self, channel_id: int) -> None:
+        """Take a channel out of routing in this worker right away (synchronously), before
+        the database and the change feed catch up."""
+        channel = self.channels.get(channel_id)
+        if channel is not None:
+            channel.status = m.CHANNEL_AUTO_DISABLED
+        self.routes = {
+            group: {
+                model: [lvl for lvl in ([c for c in level if c.id != channel_id] for level in levels) if lvl]
+                for model, levels in by_model.items()
+            }
+            for group, by_model in self.routes.items()
+        }
+
     # -- reading ----------------------------------------------------------------------
     def levels(self, group: str, model: str) -> list[list[ChannelEntry]]:
         return self.routes.get(group, {}).get(model, [])
