@@ -16,7 +16,8 @@ from faregate.testing.harness import GatewayProcess
 @contextlib.contextmanager
 def _login(base_url: str) -> Iterator[httpx.Client]:
     client = httpx.Client(base_url=base_url, timeout=30)
-    client.post("/api/setup", json={"username": "root", "password": "plugin-sets-pw", "confirmPassword": "plugin-sets-pw"})
+    password = "plugin-sets-pw"
+    client.post("/api/setup", json={"username": "root", "password": password, "confirmPassword": password})
     user = client.post("/api/user/login", json={"username": "root", "password": "plugin-sets-pw"}).json()["data"]
     client.headers["New-Api-User"] = str(user["id"])
     try:

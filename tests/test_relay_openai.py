@@ -9,6 +9,7 @@ import math
 import httpx
 import openai
 import pytest
+
 from faregate import jsonutil
 from faregate.db import models as m
 from faregate.testing.fake_openai import FakeOpenAI, Fault
