@@ -1,6 +1,6 @@
-"""The ceiling for the gateway: a bare Quart app on Hypercorn (uvloop, one worker),
-served the same way ``faregate serve`` serves the gateway, answering every POST to
-/v1/chat/completions with a small JSON body and doing nothing else.
+"""The ceiling for the gateway: a bare Quart app that answers every POST to
+/v1/chat/completions with a small JSON body and does nothing else, on Hypercorn with
+uvloop in one process, as ``faregate serve --workers 1`` serves the gateway.
 
     python bench/bare_quart.py --port 9100
 """
@@ -8,7 +8,6 @@ served the same way ``faregate serve`` serves the gateway, answering every POST 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from quart import Quart, Response, request
 
@@ -28,26 +27,21 @@ async def chat() -> Response:
 
 
 def main(argv: list[str] | None = None) -> None:
+    import uvloop
+    from hypercorn.asyncio import serve
     from hypercorn.config import Config
-    from hypercorn.run import run
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9100)
-    parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args(argv)
     config = Config()
-    # the worker is a spawned process that imports this module by name; that works
-    # because running this file puts bench/ first on sys.path, which spawn passes on
-    config.application_path = "bare_quart:app"
     config.bind = [f"{args.host}:{args.port}"]
-    config.workers = args.workers
-    config.worker_class = "uvloop"
     config.keep_alive_timeout = 75
     config.accesslog = None
     config.errorlog = "-"
     print(f"listening on http://{args.host}:{args.port}", flush=True)
-    sys.exit(run(config))
+    uvloop.run(serve(app, config))  # Hypercorn stops on SIGTERM/SIGINT by itself
 
 
 if __name__ == "__main__":

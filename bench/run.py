@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+
 from faregate.testing.harness import AdminClient, free_port
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -126,12 +127,15 @@ class Servers:
         return ticks
 
     def worker_pid(self, name: str) -> int | None:
-        """The Hypercorn worker (a multiprocessing ``spawn_main`` child) under ``name``."""
-        for pid in self.tree(name):
+        """The process serving ``name``: a Hypercorn worker (multiprocessing
+        ``spawn_main`` child) if there is one, else the process under ``timeout``
+        (``faregate serve --workers 1`` serves in-process)."""
+        tree = self.tree(name)[1:]
+        for pid in tree:
             with contextlib.suppress(OSError):
                 if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
                     return pid
-        return None
+        return tree[0] if tree else None
 
 
 def wait_ready(servers: Servers, name: str, method: str, url: str, timeout: float = 60) -> None:
@@ -206,10 +210,35 @@ def run_wrk(url: str, *, stream: bool, concurrency: int, duration: float, key: s
     raise RuntimeError(f"wrk failed ({out.returncode}): {out.stdout}\n{out.stderr}")
 
 
-def profile_top(collapsed: Path, n: int = 25) -> str:
-    """Self and inclusive sample shares per function from py-spy's collapsed stacks."""
+# Where a sample's time goes: the deepest frame from one of these packages decides
+# (so asyncio/stdlib frames count for whoever called them).
+LAYERS = (
+    (("faregate", "faregate_adapter_openai"), "gateway code"),
+    (("httpx", "httpx_aiohttp"), "upstream client: httpx layer"),
+    (("aiohttp", "yarl", "multidict"), "upstream client: aiohttp"),
+    (("tortoise", "aiosqlite", "pypika"), "database (tortoise/aiosqlite)"),
+    (("quart", "werkzeug", "flask", "blinker", "itsdangerous"), "Quart/werkzeug (request ctx, session, routing)"),
+    (("hypercorn", "h11", "wsproto", "h2"), "Hypercorn + h11 (HTTP server)"),
+)
+
+
+def _layer(frames: list[str]) -> str:
+    for frame in reversed(frames):
+        if frame.startswith("Runner.run "):
+            return "event loop / other"  # uvloop itself (I/O, callbacks): no Python frame below
+        package = frame.rpartition(" (")[2].split("/", 1)[0]
+        for packages, layer in LAYERS:
+            if package in packages:
+                return layer
+    return "event loop / other"
+
+
+def profile_top(collapsed: Path, n: int = 20) -> str:
+    """Summarise py-spy's collapsed stacks: share per layer, then per function (self
+    and inclusive), then the gateway's own functions by inclusive share."""
     own: collections.Counter[str] = collections.Counter()
     incl: collections.Counter[str] = collections.Counter()
+    layers: collections.Counter[str] = collections.Counter()
     total = 0
     for line in collapsed.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
@@ -219,13 +248,19 @@ def profile_top(collapsed: Path, n: int = 25) -> str:
         frames = stack.split(";")
         total += k
         own[frames[-1]] += k
+        layers[_layer(frames)] += k
         for frame in set(frames):
             incl[frame] += k
     if not total:
         return "(no samples)"
-    lines = [f"{total} samples", "self%  incl%  function (file:line)"]
-    for frame, k in own.most_common(n):
-        lines.append(f"{100 * k / total:5.1f}  {100 * incl[frame] / total:5.1f}  {frame}")
+    lines = [f"{total} samples (GIL held)", "", "share  layer"]
+    lines += [f"{100 * k / total:5.1f}  {layer}" for layer, k in layers.most_common()]
+    lines += ["", "self%  incl%  function (file:line)"]
+    lines += [f"{100 * k / total:5.1f}  {100 * incl[f] / total:5.1f}  {f}" for f, k in own.most_common(n)]
+    lines += ["", "incl%  gateway function"]
+    ours = [(f, k) for f, k in incl.most_common()
+            if "faregate" in f.rpartition(" (")[2] and "faregate/cli.py" not in f]  # cli: whole process
+    lines += [f"{100 * k / total:5.1f}  {f}" for f, k in ours[:n]]
     return "\n".join(lines)
 
 
@@ -352,14 +387,18 @@ def main(argv: list[str] | None = None) -> int:
 def profile(servers: Servers, url: str, key: str, out_dir: Path, duration: float) -> None:
     pid = servers.worker_pid("gateway")
     if pid is None:
-        raise RuntimeError("could not find the gateway's Hypercorn worker process")
+        raise RuntimeError("could not find the gateway's serving process")
     out_dir.mkdir(parents=True, exist_ok=True)
     pyspy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     for stream in (False, True):
         out = out_dir / f"gateway-{'stream' if stream else 'regular'}.txt"
-        # raw = collapsed stacks (speedscope.app and flamegraph.pl read them);
-        # wrk runs a second longer than py-spy so every sample is under load
-        spy = subprocess.Popen([pyspy, "record", "--pid", str(pid), "--rate", "200", "--function", "--format", "raw",
+        # raw = collapsed stacks (speedscope.app and flamegraph.pl read them); --gil
+        # keeps only samples holding the GIL, i.e. the event loop's CPU time, which is
+        # what caps one worker (without it, aiosqlite's thread blocked in
+        # SimpleQueue.get shows up as ~20% "busy"); wrk runs a second longer than
+        # py-spy so every sample is under load
+        spy = subprocess.Popen([pyspy, "record", "--pid", str(pid), "--rate", "200", "--gil", "--function",
+                                "--format", "raw",
                                 "--duration", str(max(1, round(duration))), "--output", str(out)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:

@@ -19,6 +19,7 @@ import openai
 import orjson
 import pytest
 import pytest_asyncio
+
 from faregate.testing.fake_openai import REPLY_PREFIX, FakeOpenAI, Fault
 from faregate.testing.openai_schema import (
     ValidationError,

@@ -8,6 +8,7 @@ import logging
 import httpx
 import openai
 import pytest
+
 from faregate.db import models as m
 from faregate.testing.harness import AdminClient, GatewayServer
 
@@ -20,7 +21,7 @@ def channel(**fields: object) -> dict[str, object]:
 
 
 async def test_channel_crud(gateway: GatewayServer, admin: AdminClient, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="faregate")
+    caplog.set_level(logging.DEBUG)  # every logger, the ORM's SQL included
     cid = await admin.ok("POST", "/api/channel/", json={"mode": "single", "channel": channel(
         priority=5, weight=3, model_mapping='{"gpt-4o-mini": "gpt-4o"}', tag="t1")})
     assert isinstance(cid, int)
@@ -180,15 +181,18 @@ async def test_channel_routes_need_admin(gateway: GatewayServer, admin: AdminCli
         assert await m.Channel.all().count() == 1
 
 
-async def test_channel_changes_route_at_once(fake_openai, gateway: GatewayServer, admin: AdminClient) -> None:
+async def test_channel_changes_route_at_once(fake_openai, gateway: GatewayServer, admin: AdminClient,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
     key = await admin.add_token(remain_quota=10_000_000)
     client = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
     messages = [{"role": "user", "content": "hi"}]
     with pytest.raises(openai.APIStatusError) as err:
         await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
     assert err.value.status_code == 503
-    cid = await admin.add_channel(base_url=fake_openai.base_url, models="gpt-4o-mini")
+    cid = await admin.add_channel(base_url=fake_openai.base_url, models="gpt-4o-mini", key=SECRET)
     await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    assert fake_openai.requests[-1]["headers"]["authorization"] == f"Bearer {SECRET}"
     await admin.ok("PUT", "/api/channel/", json={"id": cid, "status": 2})
     with pytest.raises(openai.APIStatusError) as err:
         await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
@@ -200,3 +204,5 @@ async def test_channel_changes_route_at_once(fake_openai, gateway: GatewayServer
         await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
     assert err.value.status_code == 503 and "model_not_found" in err.value.response.text
     await client.close()
+    gateway_lines = [r.getMessage() for r in caplog.records if not r.name.startswith(("openai", "httpx", "httpcore"))]
+    assert gateway_lines and not [line for line in gateway_lines if SECRET in line or key[3:] in line]

@@ -3,9 +3,11 @@ admin's user list/creation (new-api's contracts)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
+
 from faregate.db import models as m
 from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayServer
 
@@ -56,11 +58,13 @@ async def test_setup_first_run_then_refused(gateway: GatewayServer) -> None:
 
         good = {"username": "boss", "password": "longenough1", "confirmPassword": "longenough1",
                 "SelfUseModeEnabled": True}
-        assert (await envelope(await http.post("/api/setup", json=good)))["success"] is True
+        rival = {**good, "username": "rival"}
+        answers = await asyncio.gather(http.post("/api/setup", json=good), http.post("/api/setup", json=rival))
+        assert sorted([(await envelope(a))["success"] for a in answers]) == [False, True]  # one root only
         status = (await envelope(await http.get("/api/setup")))["data"]
         assert status["status"] is True and status["root_init"] is True
-        root = await m.User.get(username="boss")
-        assert root.role == m.ROLE_ROOT and root.quota == 100_000_000
+        root = await m.User.get(role=m.ROLE_ROOT)
+        assert root.username in ("boss", "rival") and root.quota == 100_000_000
         assert "longenough1" not in root.password_hash
         assert (await envelope(await http.get("/api/status")))["data"]["self_use_mode_enabled"] is True
 

@@ -3,6 +3,7 @@ owner-only key reveal, search, malformed input, and changes reaching the relay."
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -10,6 +11,7 @@ import time
 import httpx
 import openai
 import pytest
+
 from faregate.db import models as m
 from faregate.testing.harness import AdminClient, GatewayServer
 
@@ -27,7 +29,7 @@ async def second_user(gateway: GatewayServer, admin: AdminClient, name: str = "b
 
 async def test_token_crud_and_reveal(gateway: GatewayServer, admin: AdminClient,
                                      caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="faregate")
+    caplog.set_level(logging.DEBUG)  # every logger, the ORM's SQL included
     created = await admin.ok("POST", "/api/token/", json={"name": "ci", "remain_quota": 1000, "expired_time": -1,
                                                            "unlimited_quota": False, "model_limits_enabled": True,
                                                            "model_limits": "gpt-4o-mini", "allow_ips": ""})
@@ -163,6 +165,15 @@ async def test_token_status_reaches_relay(fake_openai, gateway: GatewayServer, a
     client = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
     messages = [{"role": "user", "content": "hi"}]
     await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    # quota leased by the worker is still the owner's: views show the whole balance, and agree
+    assert await m.QuotaLease.filter(kind="token", ref_id=data["id"]).exists()
+    for _ in range(50):  # settle a flush that may land between the two reads
+        one = (await admin.ok("GET", f"/api/token/{data['id']}"))["remain_quota"]
+        listed = (await admin.ok("GET", "/api/token/"))["items"][0]["remain_quota"]
+        if one == listed:
+            break
+        await asyncio.sleep(0.02)
+    assert one == listed and 9_900_000 < one <= 10_000_000
     await admin.ok("PUT", "/api/token/?status_only=true", json={"id": data["id"], "status": 2})
     with pytest.raises(openai.AuthenticationError):
         await client.chat.completions.create(model="gpt-4o-mini", messages=messages)

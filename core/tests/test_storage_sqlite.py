@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest_asyncio
+
 from faregate.testing.conformance import StorageConformance
 
 
@@ -20,9 +21,10 @@ class TestSQLite(StorageConformance):
 
 async def test_models_match_migrations() -> None:
     """``makemigrations`` would write nothing: every model change comes with its migration."""
-    from faregate.db.dev_config import TORTOISE_ORM
     from tortoise.context import TortoiseContext
     from tortoise.migrations.autodetector import MigrationAutodetector
+
+    from faregate.db.dev_config import TORTOISE_ORM
 
     async with TortoiseContext() as ctx:
         await ctx.init(config=TORTOISE_ORM)

@@ -99,6 +99,8 @@ def get_str(body: Mapping[str, Any], name: str, *, max_len: int | None = None, d
         return ""
     if not isinstance(value, str):
         raise BadInput(f"{name} must be a string")
+    if "\x00" in value:  # PostgreSQL cannot store NUL in text
+        raise BadInput(f"{name} must not contain NUL characters")
     if strip:
         value = value.strip()
     if max_len is not None and len(value) > max_len:

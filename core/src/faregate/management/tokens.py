@@ -37,17 +37,32 @@ TOKEN_STATUSES = (m.TOKEN_ENABLED, m.TOKEN_DISABLED, m.TOKEN_EXPIRED, m.TOKEN_EX
 KEY_LENGTH = 48
 
 
-async def token_view(row: m.Token) -> dict[str, Any]:
-    """A token with its key masked (first 4 + ``**********`` + last 4), as new-api."""
-    held = await gateway().ledger.held_for("token", row.id) if not row.unlimited_quota else 0
+def _view(row: m.Token, held: int) -> dict[str, Any]:
+    """A token with its key masked (first 4 + ``**********`` + last 4), as new-api.
+    ``remain_quota`` includes what workers hold leased from it (still the owner's)."""
     return {
         "id": row.id, "user_id": row.user_id, "key": row.key_mask, "status": row.status, "name": row.name,
         "created_time": row.created_time, "accessed_time": row.accessed_time, "expired_time": row.expired_time,
-        "remain_quota": row.remain_quota + held, "unlimited_quota": row.unlimited_quota,
-        "used_quota": row.used_quota, "model_limits_enabled": row.model_limits_enabled,
-        "model_limits": row.model_limits, "allow_ips": row.allow_ips, "group": row.group,
-        "cross_group_retry": row.cross_group_retry,
+        "remain_quota": row.remain_quota + (0 if row.unlimited_quota else held),
+        "unlimited_quota": row.unlimited_quota, "used_quota": row.used_quota,
+        "model_limits_enabled": row.model_limits_enabled, "model_limits": row.model_limits,
+        "allow_ips": row.allow_ips, "group": row.group, "cross_group_retry": row.cross_group_retry,
     }
+
+
+async def token_view(row: m.Token) -> dict[str, Any]:
+    return _view(row, await gateway().ledger.held_for("token", row.id))
+
+
+async def token_views(rows: list[m.Token]) -> list[dict[str, Any]]:
+    """Views of a page of tokens, with one lease query rather than one per token."""
+    held: dict[int, int] = {}
+    if rows:
+        leases = await m.QuotaLease.filter(kind="token", ref_id__in=[r.id for r in rows]).values_list(
+            "ref_id", "held")
+        for ref_id, amount in leases:
+            held[ref_id] = held.get(ref_id, 0) + amount
+    return [_view(r, held.get(r.id, 0)) for r in rows]
 
 
 def token_fields(body: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +100,7 @@ async def list_tokens(me: Principal) -> Response:
     query = m.Token.filter(user_id=me.user.id)
     total = await query.count()
     rows = await query.order_by("-id").offset((page - 1) * size).limit(size)
-    return ok(page_data([await token_view(r) for r in rows], total, page, size))
+    return ok(page_data(await token_views(rows), total, page, size))
 
 
 @blueprint.get("/api/token/search")
@@ -101,6 +116,8 @@ async def search_tokens(me: Principal) -> Response:
         fragment = fragment[3:]
     if len(keyword) > 50 or len(fragment) > KEY_LENGTH:
         return fail("search text too long")
+    if "\x00" in keyword + fragment:
+        return fail("invalid search text")
     query = m.Token.filter(user_id=me.user.id)
     if keyword:
         query = query.filter(name__icontains=keyword)
@@ -113,7 +130,7 @@ async def search_tokens(me: Principal) -> Response:
     total = min(await query.count(), SEARCH_LIMIT)
     offset = (page - 1) * size
     rows = [] if offset >= total else await query.order_by("-id").offset(offset).limit(min(size, total - offset))
-    return ok(page_data([await token_view(r) for r in rows], total, page, size))
+    return ok(page_data(await token_views(rows), total, page, size))
 
 
 @blueprint.get("/api/token/<token_id>")

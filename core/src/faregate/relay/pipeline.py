@@ -13,7 +13,6 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-import httpx
 from quart import Response, request
 from werkzeug.exceptions import HTTPException
 
@@ -28,6 +27,7 @@ from faregate.hooks import await_me_maybe
 from faregate.relay.context import AuthRequest, Principal, RelayContext
 from faregate.relay.routing import map_model, select_channel
 from faregate.relay.sse import SSEError, SSESplitter
+from faregate.relay.upstream import UpstreamResponse, UpstreamTransportError
 
 if TYPE_CHECKING:
     from faregate.gateway import Gateway
@@ -89,7 +89,12 @@ class Relay:
         auth_req = AuthRequest(headers=headers, args=request.args, remote_addr=_client_ip(),
                                format=fmt)
         principal = await self.authenticate(auth_req)
-        raw = await request.get_data(cache=False)
+        try:
+            # not request.get_data(): on 3.11 its wait_for costs a task per request
+            async with asyncio.timeout(request.body_timeout):
+                raw = await request.body
+        except TimeoutError:
+            raise GatewayError(408, "timed out reading the request body", code="read_request_body_failed") from None
         try:
             body = jsonutil.loads(raw)
         except jsonutil.JSONDecodeError:
@@ -178,8 +183,8 @@ class Relay:
             _apply_header_override(upstream_req, channel.header_override, target.key)
             try:
                 resp = await gw.upstream.send(upstream_req, stream=ctx.summary.stream)
-            except (httpx.TransportError, OSError) as exc:
-                log.warning("channel %s: request failed: %s", channel.id, type(exc).__name__)
+            except UpstreamTransportError as exc:
+                log.warning("channel %s: request failed: %s", channel.id, exc)
                 last_error = GatewayError(500, "upstream error: do request failed", code="do_request_failed",
                                           upstream=True)
                 excluded.add(channel.id)
@@ -216,15 +221,11 @@ class Relay:
         levels = gw.snapshot.levels(ctx.principal.group, ctx.model)
         return select_channel(levels, attempt, excluded, ctx, gw.channel_filters, gw.channel_selectors)
 
-    async def _upstream_error(self, provider: Provider, resp: httpx.Response, channel: Any) -> GatewayError:
+    async def _upstream_error(self, provider: Provider, resp: UpstreamResponse, channel: Any) -> GatewayError:
         try:
+            body = await resp.aread(_MAX_ERROR_BODY)
+        except UpstreamTransportError:
             body = b""
-            async for chunk in resp.aiter_bytes():
-                body += chunk
-                if len(body) > _MAX_ERROR_BODY:
-                    break
-        except httpx.HTTPError:
-            pass
         finally:
             await resp.aclose()
         status = resp.status_code
@@ -246,11 +247,11 @@ class Relay:
         return err
 
     # ---- regular responses ---------------------------------------------------------------
-    async def _finish_regular(self, ctx: RelayContext, provider: Provider, resp: httpx.Response,
+    async def _finish_regular(self, ctx: RelayContext, provider: Provider, resp: UpstreamResponse,
                               passthrough: bool) -> Response:
         try:
             body = await resp.aread()
-        except httpx.HTTPError:
+        except UpstreamTransportError:
             raise GatewayError(502, "upstream closed the connection mid-response", code="read_response_body_failed",
                                upstream=True) from None
         finally:
@@ -266,7 +267,7 @@ class Relay:
         return Response(out, status=200, content_type=_JSON, headers={"X-Oneapi-Request-Id": ctx.request_id})
 
     # ---- streams -------------------------------------------------------------------------
-    async def _first_chunk(self, resp: httpx.Response) -> tuple[bytes, AsyncIterator[bytes]] | None:
+    async def _first_chunk(self, resp: UpstreamResponse) -> tuple[bytes, AsyncIterator[bytes]] | None:
         """Read until the first bytes arrive; a failure here may still be retried."""
         iterator = resp.aiter_bytes()
         try:
@@ -274,12 +275,12 @@ class Relay:
                 async for chunk in iterator:
                     if chunk:
                         return chunk, iterator
-        except (httpx.HTTPError, TimeoutError, OSError):
+        except (UpstreamTransportError, TimeoutError):
             pass
         await resp.aclose()
         return None
 
-    def _stream_response(self, ctx: RelayContext, provider: Provider, resp: httpx.Response, passthrough: bool,
+    def _stream_response(self, ctx: RelayContext, provider: Provider, resp: UpstreamResponse, passthrough: bool,
                          opened: tuple[bytes, AsyncIterator[bytes]]) -> Response:
         body = self._stream_body(ctx, provider, resp, passthrough, *opened)
         response = Response(body, status=200, content_type=ctx.format.stream_content_type,
@@ -288,7 +289,7 @@ class Relay:
         response.timeout = None  # Quart would cut long streams at RESPONSE_TIMEOUT
         return response
 
-    async def _stream_body(self, ctx: RelayContext, provider: Provider, resp: httpx.Response, passthrough: bool,
+    async def _stream_body(self, ctx: RelayContext, provider: Provider, resp: UpstreamResponse, passthrough: bool,
                            first: bytes, iterator: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         idle = self.gw.settings.stream_idle_timeout
         splitter = SSESplitter()
@@ -358,9 +359,9 @@ class Relay:
         except GatewayError as err:
             end_reason = "upstream_error"
             yield encoder.error(err)
-        except (httpx.HTTPError, OSError, SSEError) as exc:
+        except (UpstreamTransportError, SSEError) as exc:
             # a connection closed mid-body is the upstream ending early (eof)
-            end_reason = "eof" if isinstance(exc, httpx.ReadError | httpx.RemoteProtocolError) else "upstream_error"
+            end_reason = "eof" if getattr(exc, "eof", False) else "upstream_error"
             log.warning("stream from channel %s broke: %s", ctx.channel.id if ctx.channel else 0, type(exc).__name__)
             yield encoder.error(GatewayError(502, "upstream stream broke", code="stream_broken", upstream=True))
         except (asyncio.CancelledError, GeneratorExit):

@@ -1,14 +1,80 @@
-"""The one HTTP client the relay uses for upstreams: httpx's API over an aiohttp
-transport (httpx's own pool collapses under concurrency, encode/httpx#3215), with
-connection pools and timeouts owned by the core."""
+"""The one HTTP client the relay uses for upstreams, owned by the core: aiohttp's
+connection pool with the core's timeouts.
+
+Not httpx on this path: measured here, httpx (even over an aiohttp transport) cost
+~0.3 ms of CPU per request, a third of the gateway's budget (docs/benchmarks.md), and
+its client keeps upstream cookies across tenants. httpx stays for everything off the
+hot path (tests, admin tools).
+"""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+
 import aiohttp
-import httpx
-from httpx_aiohttp import AiohttpTransport
 
 from faregate.contracts import UpstreamRequest
+
+
+class UpstreamTransportError(Exception):
+    """The upstream could not be reached or the connection broke. ``eof`` is True when
+    the upstream closed the connection in the middle of a body."""
+
+    def __init__(self, message: str, *, eof: bool = False, timeout: bool = False) -> None:
+        super().__init__(message)
+        self.eof = eof
+        self.timeout = timeout
+
+
+def _wrap(exc: BaseException) -> UpstreamTransportError:
+    if isinstance(exc, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError):
+        return UpstreamTransportError(type(exc).__name__, eof=True)
+    if isinstance(exc, TimeoutError):
+        return UpstreamTransportError("timeout", timeout=True)
+    return UpstreamTransportError(type(exc).__name__)
+
+
+class UpstreamResponse:
+    """A thin view of an aiohttp response: status, headers, and the body read whole or
+    as it arrives."""
+
+    __slots__ = ("_resp",)
+
+    def __init__(self, resp: aiohttp.ClientResponse) -> None:
+        self._resp = resp
+
+    @property
+    def status_code(self) -> int:
+        return self._resp.status
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self._resp.headers
+
+    async def aread(self, limit: int | None = None) -> bytes:
+        try:
+            if limit is None:
+                return await self._resp.read()
+            return await self._resp.content.read(limit)
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise _wrap(exc) from exc
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        content = self._resp.content
+        while True:
+            try:
+                chunk = await content.readany()
+            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                raise _wrap(exc) from exc
+            if not chunk:
+                if not self._resp.closed and content.exception() is not None:
+                    raise _wrap(content.exception())
+                return
+            yield chunk
+
+    async def aclose(self) -> None:
+        self._resp.release()
 
 
 class UpstreamClient:
@@ -16,31 +82,31 @@ class UpstreamClient:
                  max_connections: int = 1000) -> None:
         self._connect = connect_timeout
         self._first_byte = first_byte_timeout
-        self._session: aiohttp.ClientSession | None = None
         self._max = max_connections
-        self.client: httpx.AsyncClient | None = None
+        self._session: aiohttp.ClientSession | None = None
 
     async def start(self) -> None:
-        connector = aiohttp.TCPConnector(limit=self._max, limit_per_host=0, keepalive_timeout=60,
-                                         enable_cleanup_closed=True)
+        connector = aiohttp.TCPConnector(limit=self._max, limit_per_host=0, keepalive_timeout=60)
         self._session = aiohttp.ClientSession(
             connector=connector,
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._connect),
+            cookie_jar=aiohttp.DummyCookieJar(),  # never carry one tenant's cookies to the next
             auto_decompress=True,
             skip_auto_headers=("User-Agent",),
         )
-        self.client = httpx.AsyncClient(
-            transport=AiohttpTransport(client=self._session),
-            timeout=httpx.Timeout(self._first_byte, connect=self._connect),
-        )
 
     async def stop(self) -> None:
-        if self.client is not None:
-            await self.client.aclose()
         if self._session is not None and not self._session.closed:
             await self._session.close()
 
-    async def send(self, req: UpstreamRequest, *, stream: bool) -> httpx.Response:
-        assert self.client is not None, "UpstreamClient.start() was not awaited"
-        request = self.client.build_request(req.method, req.url, headers=req.headers, content=req.body)
-        return await self.client.send(request, stream=stream)
+    async def send(self, req: UpstreamRequest, *, stream: bool = False) -> UpstreamResponse:
+        """Send and wait for the response headers (``first_byte_timeout``); the body is
+        read by the caller."""
+        assert self._session is not None, "UpstreamClient.start() was not awaited"
+        try:
+            async with asyncio.timeout(self._first_byte):
+                resp = await self._session.request(req.method, req.url, headers=req.headers, data=req.body,
+                                                   allow_redirects=False)
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise _wrap(exc) from exc
+        return UpstreamResponse(resp)

@@ -58,6 +58,7 @@ async def setup(make_gateway: Any) -> AsyncIterator[Setup]:
         finally:
             await client.close()
             await admin.close()
+            await gateway.gateway.ledger.flush()  # leave no log batch for shutdown to race with
 
 
 CONVERSATION = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest_asyncio
+
 from faregate.testing.fake_anthropic import FakeAnthropic
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from faregate.canonical import (
     ChatResponse,
     Message,
@@ -17,8 +20,6 @@ from faregate.canonical import (
 from faregate.errors import GatewayError
 from faregate_adapter_anthropic import convert
 from faregate_adapter_openai import convert as oai
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 PNG = "iVBORw0KGgo="
 

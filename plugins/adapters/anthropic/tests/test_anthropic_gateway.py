@@ -10,6 +10,7 @@ import anthropic
 import httpx
 import openai
 import pytest
+
 from faregate.db import models as m
 from faregate.testing.fake_anthropic import REPLY_PREFIX, TOOL_INPUT, Fault, signature_for
 

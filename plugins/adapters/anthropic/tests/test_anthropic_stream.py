@@ -8,6 +8,8 @@ import json
 import pytest
 from anthropic.lib.streaming._messages import accumulate_event
 from anthropic.types import RawMessageStreamEvent
+from pydantic import TypeAdapter
+
 from faregate.canonical import (
     ReasoningDelta,
     StreamError,
@@ -24,7 +26,6 @@ from faregate_adapter_anthropic import convert
 from faregate_adapter_anthropic.format import AnthropicEncoder
 from faregate_adapter_anthropic.provider import AnthropicPassthrough
 from faregate_adapter_openai import convert as oai
-from pydantic import TypeAdapter
 
 EVENTS = TypeAdapter(RawMessageStreamEvent)
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from faregate import jsonutil
 from faregate.canonical import (
     ImagePart,
@@ -21,8 +24,6 @@ from faregate.errors import GatewayError
 from faregate_adapter_openai import convert
 from faregate_adapter_openai.format import OpenAIChatFormat
 from faregate_adapter_openai.provider import OpenAIPassthrough, OpenAIProvider, chat_url
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 text = st.text(min_size=1, max_size=40)
 tool_name = st.from_regex(r"[a-z_]{1,12}", fullmatch=True)

@@ -10,6 +10,7 @@ import aiomysql
 import pymysql
 import pytest
 import pytest_asyncio
+
 from faregate.testing.conformance import StorageConformance
 from faregate.testing.pytest_plugin import MARIADB_URL, unique_db_name
 

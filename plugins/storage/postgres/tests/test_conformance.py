@@ -9,6 +9,7 @@ from urllib.parse import unquote, urlsplit
 import asyncpg
 import pytest
 import pytest_asyncio
+
 from faregate.testing.conformance import StorageConformance
 from faregate.testing.pytest_plugin import POSTGRES_URL, unique_db_name
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from faregate.db.storage import pick_backend, tortoise_config
 from faregate.hooks import GatewayHooks
 from faregate.plugins import load_plugins

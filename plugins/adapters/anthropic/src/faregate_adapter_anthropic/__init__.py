@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from faregate import hookimpl
-
 from faregate_adapter_anthropic.format import AnthropicMessagesFormat
 from faregate_adapter_anthropic.provider import AnthropicProvider
 

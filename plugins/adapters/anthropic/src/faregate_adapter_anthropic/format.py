@@ -11,7 +11,6 @@ from faregate import jsonutil
 from faregate.canonical import ChatRequest, ChatResponse, StreamEvent, Usage
 from faregate.contracts import InboundFormat, ModelInfo, RequestSummary, Route, StreamEncoder
 from faregate.errors import GatewayError, bad_request
-
 from faregate_adapter_anthropic import convert
 
 FORMAT_NAME = "anthropic.messages"

@@ -16,7 +16,6 @@ from faregate.contracts import (
     UpstreamTarget,
 )
 from faregate.errors import GatewayError
-
 from faregate_adapter_anthropic import convert
 from faregate_adapter_anthropic.format import FORMAT_NAME
 

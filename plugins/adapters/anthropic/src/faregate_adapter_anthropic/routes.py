@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from quart import Blueprint, Response, current_app, request
+
 from faregate import jsonutil
 from faregate.errors import GatewayError, bad_request
 from faregate.relay.context import AuthRequest
 from faregate.relay.pipeline import new_request_id
-from quart import Blueprint, Response, current_app, request
-
 from faregate_adapter_anthropic.format import FORMAT_NAME, AnthropicMessagesFormat
 
 IMAGE_TOKENS = 1600  # Anthropic's cost of a full-size image (~1.15 megapixels)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from faregate import hookimpl
-
 from faregate_adapter_openai.format import OpenAIChatFormat
 from faregate_adapter_openai.provider import OpenAIProvider
 

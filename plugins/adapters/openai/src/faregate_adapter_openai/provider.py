@@ -15,7 +15,6 @@ from faregate.contracts import (
     UpstreamTarget,
 )
 from faregate.errors import GatewayError
-
 from faregate_adapter_openai import convert
 
 # new-api channel types served by the OpenAI wire format (OpenAI, Azure-less resellers,

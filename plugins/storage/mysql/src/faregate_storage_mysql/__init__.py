@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import pluggy
+
 from faregate.contracts import StorageBackend
 
 hookimpl = pluggy.HookimplMarker("faregate")
