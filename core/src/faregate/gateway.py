@@ -52,7 +52,9 @@ class Gateway:
         self.quota_checks = self._bind(self.hooks.quota_checks())
         self.pricers = self._bind(self.hooks.pricers())
         self.usage_recorders = self._bind(self.hooks.usage_recorders())
-        self.payment_providers = {p.name: p for p in self._bind(self.hooks.payment_providers())}
+        self.payment_providers: dict[str, Any] = {}
+        for payment in self._bind(self.hooks.payment_providers()):
+            self.payment_providers.setdefault(payment.name, payment)  # first wins, as for formats
         self.storage_backends: list[StorageBackend] = self.hooks.storage_backends()
         data_dir = self.settings.data_dir
         crypto_secret = self.settings.crypto_secret or load_or_create_secret(data_dir, "crypto.secret")

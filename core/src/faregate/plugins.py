@@ -130,17 +130,19 @@ def load_plugins(
             continue
         pm.register(importlib.import_module(module_name), name=module_name)
         reports.append(PluginReport(name=module_name, version=None, builtin=True))
-    try:
-        pm.check_pending()
-    except pluggy.PluginValidationError as exc:
-        # a hookimpl with no spec (a typo): report the plugin, drop it, keep serving
-        bad = exc.plugin
-        name = pm.get_name(bad)
-        for report in reports:
-            if report.name == name:
-                report.error = f"unknown hook: {exc}"
-        log.error("plugin %s uses an unknown hook: %s", name, exc)
-        pm.unregister(bad)
+    while True:
+        try:
+            pm.check_pending()
+            break
+        except pluggy.PluginValidationError as exc:
+            # a hookimpl with no spec (a typo): report the plugin, drop it, keep serving
+            bad = exc.plugin
+            name = pm.get_name(bad)
+            for report in reports:
+                if report.name == name:
+                    report.error = f"unknown hook: {exc}"
+            log.error("plugin %s uses an unknown hook: %s", name, exc)
+            pm.unregister(bad)
     for report in reports:
         plugin = pm.get_plugin(report.name)
         if plugin is not None:

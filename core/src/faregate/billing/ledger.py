@@ -135,7 +135,9 @@ class QuotaLedger:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
+            # never cancel the loop in the middle of a flush's transaction
+            async with self._flush_lock:
+                self._task.cancel()
             try:
                 await self._task
             except asyncio.CancelledError:
@@ -173,15 +175,21 @@ class QuotaLedger:
         async with lease.lock:
             while lease.free < amount:
                 need = amount - lease.free
-                got = await self._lease_from_db(kind, ref_id, max(need, self.min_chunk, amount * 4))
+                # shielded: a client that goes away must not cancel a transaction half-way
+                # (tortoise's SQLite lock would stay taken); the lease lands in memory anyway
+                got = await asyncio.shield(self._lease_into(lease, max(need, self.min_chunk, amount * 4)))
                 if not got:
-                    got = await self._lease_from_db(kind, ref_id, need)
+                    got = await asyncio.shield(self._lease_into(lease, need))
                 if not got:
                     raise InsufficientQuota(kind)
-                lease.free += got
             lease.free -= amount
             lease.reserved += amount
             return lease
+
+    async def _lease_into(self, lease: Lease, amount: int) -> int:
+        got = await self._lease_from_db(lease.kind, lease.ref_id, amount)
+        lease.free += got
+        return got
 
     async def _lease_from_db(self, kind: str, ref_id: int, amount: int) -> int:
         async with in_transaction() as conn:
@@ -242,7 +250,8 @@ class QuotaLedger:
                 now = time.monotonic()
                 if now - last_beat > 2.0:
                     last_beat = now
-                    await m.Worker.filter(id=self.worker_id).update(heartbeat=int(time.time()))
+                    async with self._flush_lock:  # stop() cancels only outside this lock
+                        await m.Worker.filter(id=self.worker_id).update(heartbeat=int(time.time()))
             except asyncio.CancelledError:
                 raise
             except Exception:

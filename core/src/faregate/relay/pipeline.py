@@ -256,6 +256,7 @@ class Relay:
                                upstream=True) from None
         finally:
             await resp.aclose()
+        response = None
         if passthrough:
             usage = provider.passthrough_usage(body)
             out = body
@@ -263,7 +264,12 @@ class Relay:
             response = provider.parse_response(body)
             usage = response.usage
             out = jsonutil.dumps(ctx.format.render_response(response, ctx.model))
-        self._settle(ctx, usage, end_reason="done", output_chars=0)
+        output_chars = 0
+        if usage is None:  # the upstream reported no usage: bill the answer we saw (estimated)
+            response = response or provider.parse_response(body)
+            output_chars = sum(len(getattr(p, "text", "") or getattr(p, "arguments", "") or "")
+                               for p in response.message.content)
+        self._settle(ctx, usage, end_reason="done", output_chars=output_chars)
         return Response(out, status=200, content_type=_JSON, headers={"X-Oneapi-Request-Id": ctx.request_id})
 
     # ---- streams -------------------------------------------------------------------------

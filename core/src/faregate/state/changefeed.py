@@ -23,7 +23,7 @@ from typing import Any
 from tortoise.functions import Max
 
 from faregate.db import models as m
-from faregate.state.snapshot import Snapshot
+from faregate.state.snapshot import Snapshot, channel_entry
 
 log = logging.getLogger("faregate.changefeed")
 
@@ -96,10 +96,11 @@ class ChangeFeed:
 
     # -- writers ---------------------------------------------------------------------
     async def publish(self, kind: str, ref_id: int = 0) -> None:
-        """Record a change, apply it here at once, and signal every other worker."""
+        """Record a change, signal every other worker, and apply it here at once."""
         await m.ChangeEvent.create(kind=kind, ref_id=ref_id, created_at=int(time.time()))
-        await self.pull()
+        # bump before pulling: the pull then also covers any bump another worker made meanwhile
         self.seen_epoch = self.epoch.bump()
+        await self.pull()
         if self._redis is not None:
             try:
                 await self._redis.publish(REDIS_CHANNEL, b"1")
@@ -111,12 +112,14 @@ class ChangeFeed:
         """Per request: a memory read. Returns a task to await when another worker on
         this host changed something since we last looked."""
         epoch = self.epoch.read()
-        if epoch == self.seen_epoch:
-            return None
-        self.seen_epoch = epoch
-        if self._pending is None or self._pending.done():
+        if epoch != self.seen_epoch:
+            self.seen_epoch = epoch
+            # pulls are serialised by _pull_lock, so one already past its query cannot miss this
             self._pending = asyncio.ensure_future(self.pull())
-        return self._pending
+        pending = self._pending
+        if pending is not None and not pending.done():
+            return pending  # every request waits while a pull is in flight, not just the first
+        return None
 
     async def pull(self) -> None:
         async with self._pull_lock:
@@ -147,8 +150,6 @@ class ChangeFeed:
                 if row is None:
                     snap.channels.pop(ref, None)
                 else:
-                    from faregate.state.snapshot import channel_entry
-
                     snap.channels[ref] = channel_entry(row, snap.box)
                 channels_changed = True
         if channels_changed:
