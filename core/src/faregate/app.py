@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 from quart import Quart, Response, request
+from quart.sessions import SecureCookieSession, SecureCookieSessionInterface
 from werkzeug.exceptions import HTTPException
 
 from faregate import jsonutil
@@ -28,6 +29,7 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     app = Quart("faregate")
     app.faregate = gateway  # type: ignore[attr-defined]
     app.secret_key = gateway.session_secret
+    app.session_interface = _LazyCookieSessions()
     app.config.update(
         MAX_CONTENT_LENGTH=int(gateway.settings.max_body_mb * 1024 * 1024),
         SESSION_COOKIE_NAME="session",
@@ -87,6 +89,16 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
         return _json_error(err.status, err.message, err.type, err.code)
 
     return app
+
+
+class _LazyCookieSessions(SecureCookieSessionInterface):
+    """Quart builds a signing serializer for every request; relay requests carry no
+    session cookie, so give them an empty session without one."""
+
+    async def open_session(self, app: Quart, request: Any) -> SecureCookieSession | None:
+        if self.get_cookie_name(app) not in request.cookies:
+            return self.session_class()
+        return await super().open_session(app, request)
 
 
 def _relay_view(relay: Relay, fmt: InboundFormat) -> Any:
