@@ -1,0 +1,60 @@
+"""``pip install ./core ./plugins/adapters/openai`` alone is a working gateway that
+speaks the OpenAI format and nothing else (a fresh virtual environment, real wheels)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from faregate.testing.harness import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _uv() -> str:
+    found = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+    if not os.path.exists(found):
+        pytest.skip("uv is not installed")
+    return found
+
+
+def test_core_and_openai_adapter_alone(tmp_path):
+    uv = _uv()
+    venv = tmp_path / "venv"
+    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    subprocess.run([uv, "pip", "install", "-q", "--python", python, "./core", "./plugins/adapters/openai"],
+                   cwd=ROOT, check=True, timeout=600)
+    listed = subprocess.run([uv, "pip", "list", "--python", python], capture_output=True, text=True,
+                            check=True).stdout
+    assert "faregate-adapter-openai" in listed and "faregate-adapter-anthropic" not in listed
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAREGATE_")}
+    env["FAREGATE_DATA_DIR"] = str(tmp_path / "data")
+    proc = subprocess.Popen([str(venv / "bin" / "faregate"), "serve", "--port", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                status = httpx.get(base + "/api/status", timeout=2)
+                if status.status_code == 200:
+                    break
+            assert proc.poll() is None and time.time() < deadline, "the installed gateway did not start"
+            time.sleep(0.2)
+        assert status.json()["data"]["formats"] == ["openai.chat"]
+        chat = httpx.post(base + "/v1/chat/completions", json={"model": "m", "messages": []})
+        assert chat.status_code == 401 and chat.json()["error"]["code"] == "invalid_api_key"
+        assert httpx.post(base + "/v1/messages", json={}).status_code == 404
+    finally:
+        proc.terminate()
+        proc.wait(30)
