@@ -403,3 +403,22 @@ async def test_regular_stream_and_errors_on_mariadb(mariadb_url, make_gateway, f
     assert rows[0].completion_tokens == reply.usage.completion_tokens
     assert rows[1].completion_tokens == usage[0].completion_tokens
     await admin.close()
+
+
+async def test_oversized_body_gets_413_in_the_clients_format(make_gateway):
+    from faregate.testing.harness import AdminClient
+
+    gw = await make_gateway(settings={"max_body_mb": 0.01})
+    admin = AdminClient(gw.base_url)
+    await admin.setup_root()
+    key = await admin.add_token()
+    big = b'{"model": "m", "messages": [], "pad": "' + b"x" * 20_000 + b'"}'
+    async with httpx.AsyncClient() as http:
+        resp = await http.post(gw.base_url + "/v1/chat/completions", content=big,
+                               headers={"Authorization": f"Bearer {key}"})
+        assert resp.status_code == 413 and resp.json()["error"]["code"] == "request_too_large"
+        if "anthropic.messages" in gw.gateway.formats:
+            resp = await http.post(gw.base_url + "/v1/messages", content=big,
+                                   headers={"x-api-key": key, "anthropic-version": "2023-06-01"})
+            assert resp.status_code == 413 and resp.json()["type"] == "error"
+    await admin.close()

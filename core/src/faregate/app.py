@@ -72,7 +72,15 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
 
     @app.errorhandler(413)
     async def _too_large(_: Exception) -> Response:
-        return _json_error(413, "request body too large", "invalid_request_error")
+        err = GatewayError(413, "request body too large", type="invalid_request_error", code="request_too_large")
+        rule = request.url_rule
+        endpoint = rule.endpoint if rule is not None else ""
+        if endpoint.startswith("relay:"):  # answer in the shape the client's format uses
+            fmt = gateway.formats.get(endpoint.split(":", 2)[1])
+            if fmt is not None:
+                status, body = fmt.render_error(err, "-")
+                return Response(body, status=status, content_type="application/json")
+        return _json_error(413, err.message, err.type, err.code)
 
     @app.errorhandler(Exception)
     async def _unexpected(err: Exception) -> Response:
