@@ -7,6 +7,7 @@ import pluggy
 
 from faregate.db import models as m
 from faregate.relay.context import AuthRequest, Principal
+from faregate.security.crypto import key_hash
 
 hookimpl = pluggy.HookimplMarker("faregate")
 
@@ -39,7 +40,9 @@ class AccessTokenAuthenticator:
             value = value[7:].strip()
         if not value or value.startswith("sk-"):
             return None
-        row = await m.User.get_or_none(access_token=value)
+        row = await m.User.get_or_none(access_token=key_hash(value))
+        if row is None and len(value) <= 32:  # a clear token imported from a new-api database
+            row = await m.User.get_or_none(access_token=value)
         if row is None:
             return None
         user = self.gateway.snapshot.users.get(row.id)

@@ -27,7 +27,7 @@ from faregate.management.common import (
 )
 from faregate.management.system import USERNAME_MAX, check_password
 from faregate.relay.context import Principal
-from faregate.security.crypto import new_access_token
+from faregate.security.crypto import key_hash, new_access_token
 from faregate.security.passwords import hash_password, verify_password
 
 blueprint = Blueprint("users", __name__)
@@ -93,7 +93,8 @@ async def get_self(me: Principal) -> Response:
 async def generate_access_token(me: Principal) -> Response:
     """A new access token for the management API; replaces the previous one."""
     token = new_access_token()
-    await m.User.filter(id=me.user.id).update(access_token=token)
+    # only its hash is stored: the token is shown once, here, and never sits in the database
+    await m.User.filter(id=me.user.id).update(access_token=key_hash(token))
     response = ok(token)
     response.headers["Cache-Control"] = "no-store"
     return response
