@@ -137,7 +137,9 @@ class InboundFormat(ABC):
 
 
 class StreamParser(ABC):
-    """Turns one upstream SSE event into canonical events. Stateful: one per stream."""
+    """Turns one upstream SSE event into canonical events. Stateful: one per stream.
+    ``feed`` may raise ``ValueError``/``TypeError`` (a JSON error included) on a
+    malformed event: the core ends the stream with an in-band ``bad_response_body``."""
 
     @abstractmethod
     def feed(self, event: str | None, data: bytes) -> list[StreamEvent]: ...

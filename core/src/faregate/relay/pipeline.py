@@ -318,7 +318,12 @@ class Relay:
                             raise filt.error
                     else:
                         assert parser is not None
-                        for ev in parser.feed(event, data):
+                        try:
+                            events = parser.feed(event, data)
+                        except (ValueError, TypeError, KeyError, AttributeError):  # incl. JSON errors
+                            raise GatewayError(502, "upstream sent a malformed stream event",
+                                               code="bad_response_body", upstream=True) from None
+                        for ev in events:
                             if isinstance(ev, UsageEvent):
                                 if usage is None:
                                     usage = Usage()

@@ -39,6 +39,7 @@ from faregate.canonical import (
     Usage,
     UsageEvent,
 )
+from faregate.contracts import StreamParser
 from faregate.errors import GatewayError, bad_request
 
 log = logging.getLogger("faregate.adapter.anthropic")
@@ -539,7 +540,7 @@ def render_response(resp: ChatResponse, model: str) -> dict[str, Any]:
 # ---- streams: Anthropic events → canonical ------------------------------------------------
 
 
-class EventParser:
+class EventParser(StreamParser):
     """Anthropic stream events → canonical stream events. Anthropic's block indices
     are already "content blocks in order of first appearance"."""
 

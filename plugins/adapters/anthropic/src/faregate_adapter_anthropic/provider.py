@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from faregate import jsonutil
-from faregate.canonical import ChatRequest, ChatResponse, StreamEvent, Usage
+from faregate.canonical import ChatRequest, ChatResponse, Usage
 from faregate.contracts import (
     PassthroughStream,
     Provider,
@@ -100,22 +100,6 @@ class AnthropicPassthrough(PassthroughStream):
         return True
 
 
-class EventStream(StreamParser):
-    def __init__(self) -> None:
-        self._parser = convert.EventParser()
-
-    @property
-    def done(self) -> bool:  # type: ignore[override]
-        return self._parser.done
-
-    def feed(self, event: str | None, data: bytes) -> list[StreamEvent]:
-        try:
-            return self._parser.feed(event, data)
-        except (jsonutil.JSONDecodeError, ValueError, TypeError):
-            raise GatewayError(502, "upstream sent a malformed stream event", code="bad_response_body",
-                               upstream=True) from None
-
-
 class AnthropicProvider(Provider):
     name = "anthropic"
     channel_types = (ANTHROPIC_CHANNEL_TYPE,)
@@ -156,7 +140,7 @@ class AnthropicProvider(Provider):
         return convert.parse_usage(parsed.get("usage"))
 
     def stream_parser(self) -> StreamParser:
-        return EventStream()
+        return convert.EventParser()
 
     def passthrough_stream(self, summary: RequestSummary) -> PassthroughStream:
         return AnthropicPassthrough()

@@ -30,6 +30,7 @@ from faregate.canonical import (
     Usage,
     UsageEvent,
 )
+from faregate.contracts import StreamParser
 from faregate.errors import bad_request
 
 _DATA_URL = re.compile(r"^data:(?P<mt>[\w.+/-]+);base64,(?P<data>.*)$", re.S)
@@ -332,7 +333,7 @@ def render_response(resp: ChatResponse, model: str) -> dict[str, Any]:
 # ---- streams --------------------------------------------------------------------------------
 
 
-class ChunkParser:
+class ChunkParser(StreamParser):
     """OpenAI ``chat.completion.chunk`` events → canonical stream events."""
 
     def __init__(self) -> None:

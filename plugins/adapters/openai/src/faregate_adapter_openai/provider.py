@@ -79,22 +79,6 @@ class OpenAIPassthrough(PassthroughStream):
         return True
 
 
-class ChunkStream(StreamParser):
-    def __init__(self) -> None:
-        self._parser = convert.ChunkParser()
-
-    @property
-    def done(self) -> bool:  # type: ignore[override]
-        return self._parser.done
-
-    def feed(self, event: str | None, data: bytes) -> list[Any]:
-        try:
-            return self._parser.feed(event, data)
-        except jsonutil.JSONDecodeError:
-            raise GatewayError(502, "upstream sent a malformed stream event", code="bad_response_body",
-                               upstream=True) from None
-
-
 class OpenAIProvider(Provider):
     name = "openai"
     channel_types = OPENAI_COMPATIBLE_TYPES
@@ -141,7 +125,7 @@ class OpenAIProvider(Provider):
         return convert.parse_usage(parsed.get("usage"))
 
     def stream_parser(self) -> StreamParser:
-        return ChunkStream()
+        return convert.ChunkParser()
 
     def passthrough_stream(self, summary: RequestSummary) -> PassthroughStream:
         return OpenAIPassthrough(summary)
