@@ -89,22 +89,10 @@ class Relay:
         auth_req = AuthRequest(headers=headers, args=request.args, remote_addr=_client_ip(),
                                format=fmt)
         principal = await self.authenticate(auth_req)
-        try:
-            # not request.get_data(): on 3.11 its wait_for costs a task per request
-            async with asyncio.timeout(request.body_timeout):
-                raw = await request.body
-        except TimeoutError:
-            raise GatewayError(408, "timed out reading the request body", code="read_request_body_failed") from None
-        try:
-            body = jsonutil.loads(raw)
-        except jsonutil.JSONDecodeError:
-            raise bad_request("request body is not valid JSON", code="bad_request_body") from None
-        if not isinstance(body, dict):
-            raise bad_request("request body must be a JSON object", code="bad_request_body")
+        raw, body = await read_json_body()
         summary = fmt.summarize(body)
+        check_model_allowed(principal, summary.model)
         token = principal.token
-        if token is not None and token.model_limits is not None and summary.model not in token.model_limits:
-            raise GatewayError(403, f"this API key may not use model {summary.model}", code="access_denied")
         ctx = RelayContext(request_id=rid, format=fmt, path=request.path, body=body, raw=raw, summary=summary,
                            principal=principal, client_ip=auth_req.remote_addr, headers=headers,
                            started=started)
@@ -454,6 +442,31 @@ class Relay:
                    "request_path": ctx.path, "admin_info": {"use_channel": list(ctx.tried)}},
         )
         reservation.refund(entry)
+
+
+async def read_json_body() -> tuple[bytes, dict[str, Any]]:
+    """The current request's body as bytes and as a JSON object; 400 when it is not one.
+    For plugin routes too (e.g. a format's token-counting endpoint)."""
+    try:
+        # not request.get_data(): on 3.11 its wait_for costs a task per request
+        async with asyncio.timeout(request.body_timeout):
+            raw = await request.body
+    except TimeoutError:
+        raise GatewayError(408, "timed out reading the request body", code="read_request_body_failed") from None
+    try:
+        body = jsonutil.loads(raw)
+    except jsonutil.JSONDecodeError:
+        raise bad_request("request body is not valid JSON", code="bad_request_body") from None
+    if not isinstance(body, dict):
+        raise bad_request("request body must be a JSON object", code="bad_request_body")
+    return raw, body
+
+
+def check_model_allowed(principal: Principal, model: str) -> None:
+    """403 when the caller's API key is limited to other models."""
+    token = principal.token
+    if token is not None and token.model_limits is not None and model not in token.model_limits:
+        raise GatewayError(403, f"this API key may not use model {model}", code="access_denied")
 
 
 def _client_ip() -> str:

@@ -11,7 +11,7 @@ from quart import Blueprint, Response, current_app, request
 from faregate import jsonutil
 from faregate.errors import GatewayError, bad_request
 from faregate.relay.context import AuthRequest
-from faregate.relay.pipeline import new_request_id
+from faregate.relay.pipeline import check_model_allowed, new_request_id, read_json_body
 from faregate_adapter_anthropic.format import FORMAT_NAME, AnthropicMessagesFormat
 
 IMAGE_TOKENS = 1600  # Anthropic's cost of a full-size image (~1.15 megapixels)
@@ -77,21 +77,13 @@ async def count_tokens() -> Response:
             await pending
         principal = await gw.relay.authenticate(AuthRequest(headers=request.headers, args=request.args,
                                                             remote_addr=request.remote_addr or "", format=fmt))
-        raw = await request.get_data(cache=False)
-        try:
-            body = jsonutil.loads(raw)
-        except jsonutil.JSONDecodeError:
-            raise bad_request("request body is not valid JSON", code="bad_request_body") from None
-        if not isinstance(body, dict):
-            raise bad_request("request body must be a JSON object", code="bad_request_body")
+        _, body = await read_json_body()
         model = body.get("model")
         if not isinstance(model, str) or not model:
             raise bad_request("model: Field required", param="model")
         if not isinstance(body.get("messages"), list):
             raise bad_request("messages: Field required", param="messages")
-        token = principal.token
-        if token is not None and token.model_limits is not None and model not in token.model_limits:
-            raise GatewayError(403, f"this API key may not use model {model}", code="access_denied")
+        check_model_allowed(principal, model)
     except GatewayError as err:
         status, payload = fmt.render_error(err, rid)
         return Response(payload, status=status, content_type=_JSON)
