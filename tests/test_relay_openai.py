@@ -19,6 +19,10 @@ MODEL = "gpt-4o-mini"
 RATIO, COMPLETION = 0.075, 4.0  # built-in ratios of gpt-4o-mini
 
 
+def fake_openai_completion_tokens(said: str) -> int:
+    return max(1, len(f"Hello from fake-openai! You said: {said}") // 4)
+
+
 def expected_quota(prompt: int, completion: int) -> int:
     return max(1, round((prompt + completion * COMPLETION) * RATIO))
 
@@ -317,13 +321,16 @@ async def test_client_disconnect_mid_stream_settles_once(setup, gateway, fake_op
             json={"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "bye"}]}) as resp:
         async for _ in resp.aiter_bytes():
             break  # the client goes away after the first bytes
-    for _ in range(100):
+    for _ in range(200):
         rows = await logs(gateway)
         if rows:
             break
         await asyncio.sleep(0.05)
     assert len(rows) == 1
-    assert jsonutil.loads(rows[0].other)["end_reason"] == "client_gone"
+    other = jsonutil.loads(rows[0].other)
+    # the gateway read the rest of the upstream stream on the side: billed on real usage
+    assert other["end_reason"] == "client_gone" and other["usage_source"] == "upstream"
+    assert rows[0].completion_tokens == fake_openai_completion_tokens("bye")
     ledger = gateway.gateway.ledger
     assert all(lease.reserved == 0 for lease in ledger.leases.values())
 
@@ -421,4 +428,29 @@ async def test_oversized_body_gets_413_in_the_clients_format(make_gateway):
             resp = await http.post(gw.base_url + "/v1/messages", content=big,
                                    headers={"x-api-key": key, "anthropic-version": "2023-06-01"})
             assert resp.status_code == 413 and resp.json()["type"] == "error"
+    await admin.close()
+
+
+async def test_client_disconnect_without_drain_bills_only_what_was_seen(make_gateway, fake_openai):
+    from faregate.testing.harness import AdminClient
+
+    gw = await make_gateway(settings={"client_gone_drain_seconds": 0})
+    admin = AdminClient(gw.base_url)
+    await admin.setup_root()
+    await admin.add_channel(base_url=fake_openai.base_url, models=MODEL)
+    key = await admin.add_token()
+    fake_openai.push_fault(Fault("stall", after_chunks=2, delay=2))
+    async with httpx.AsyncClient() as http, http.stream(
+            "POST", gw.base_url + "/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
+            json={"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "bye"}]}) as resp:
+        async for _ in resp.aiter_bytes():
+            break
+    for _ in range(200):
+        rows = await logs(gw)
+        if rows:
+            break
+        await asyncio.sleep(0.05)
+    other = jsonutil.loads(rows[0].other)
+    assert other["end_reason"] == "client_gone" and other["usage_source"] == "estimated"
+    assert rows[0].completion_tokens < fake_openai_completion_tokens("bye")
     await admin.close()

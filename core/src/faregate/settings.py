@@ -35,6 +35,9 @@ CORE_SETTINGS = (
     Setting("connect_timeout", 10.0, "Seconds to connect to an upstream.", float),
     Setting("first_byte_timeout", 300.0, "Seconds to wait for an upstream's response headers.", float),
     Setting("stream_idle_timeout", 300.0, "Seconds of upstream silence that end a stream.", float),
+    Setting("client_gone_drain_seconds", 30.0,
+            "When a client leaves mid-stream, read the upstream on for up to this long to bill its own "
+            "usage (0: stop at once and estimate).", float),
     Setting("max_body_mb", 128.0, "Largest request body accepted, in MiB.", float),
     Setting("flush_interval", 0.05, "Seconds between billing/log flushes to the database.", float),
     Setting("lease_idle_seconds", 5.0, "Unused quota leases go back to the database after this many seconds.", float),

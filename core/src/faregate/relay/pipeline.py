@@ -20,7 +20,14 @@ from faregate import jsonutil
 from faregate.billing.ledger import InsufficientQuota, LogEntry
 from faregate.billing.pricing import Price, estimate_tokens, reserve_quota, usage_quota
 from faregate.canonical import ReasoningDelta, StreamError, StreamStop, TextDelta, ToolCallDelta, Usage, UsageEvent
-from faregate.contracts import InboundFormat, PassthroughStream, Provider, UpstreamRequest, UpstreamTarget
+from faregate.contracts import (
+    InboundFormat,
+    PassthroughStream,
+    Provider,
+    StreamEncoder,
+    UpstreamRequest,
+    UpstreamTarget,
+)
 from faregate.db import models as m
 from faregate.errors import GatewayError, bad_request
 from faregate.hooks import await_me_maybe
@@ -286,69 +293,34 @@ class Relay:
     async def _stream_body(self, ctx: RelayContext, provider: Provider, resp: UpstreamResponse, passthrough: bool,
                            first: bytes, iterator: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         idle = self.gw.settings.stream_idle_timeout
-        splitter = SSESplitter()
+        reader = _StreamReader(provider.passthrough_stream(ctx.summary) if passthrough else None,
+                               None if passthrough else provider.stream_parser())
         encoder = ctx.format.stream_encoder(ctx.summary, ctx.request_id)
-        filt: PassthroughStream | None = provider.passthrough_stream(ctx.summary) if passthrough else None
-        parser = None if passthrough else provider.stream_parser()
-        usage: Usage | None = None
-        output_chars = 0
+        # the upstream is read by its own task, so a client that goes away (which cancels
+        # this generator) leaves the upstream read intact for _drain to finish
+        pump = _Pump(iterator)
         end_reason = "eof"
         first_token_ms: int | None = None
+        client_gone = False
         try:
-            chunk = first
-            while True:
-                out: list[bytes] = []
-                for raw, event, data in splitter.feed(chunk):
-                    if filt is not None:
-                        if filt.feed(event, data):
-                            out.append(raw)
-                        if filt.error is not None:
-                            raise filt.error
-                    else:
-                        assert parser is not None
-                        try:
-                            events = parser.feed(event, data)
-                        except (ValueError, TypeError, KeyError, AttributeError):  # incl. JSON errors
-                            raise GatewayError(502, "upstream sent a malformed stream event",
-                                               code="bad_response_body", upstream=True) from None
-                        for ev in events:
-                            if isinstance(ev, UsageEvent):
-                                if usage is None:
-                                    usage = Usage()
-                                usage.merge(ev.usage)
-                                continue
-                            if isinstance(ev, StreamError):
-                                raise GatewayError(502, ev.message, type=ev.type, code=ev.code, upstream=True)
-                            if isinstance(ev, TextDelta | ReasoningDelta):
-                                output_chars += len(ev.text)
-                            elif isinstance(ev, ToolCallDelta):
-                                output_chars += len(ev.arguments) + len(ev.name or "")
-                            out.append(encoder.encode(ev))
+            chunk: bytes | None = first
+            while chunk is not None:
+                out = reader.feed(chunk, encoder)
                 if out:
                     if first_token_ms is None:
                         first_token_ms = int((time.perf_counter() - ctx.started) * 1000)
                     yield b"".join(out)
-                if (filt is not None and filt.done) or (parser is not None and parser.done):
+                if reader.done:
                     end_reason = "done"
                     break
-                try:
-                    async with asyncio.timeout(idle):
-                        chunk = await iterator.__anext__()
-                except StopAsyncIteration:
-                    break
-            if filt is not None:
-                usage = filt.usage
-                output_chars = filt.output_chars
-                tail = filt.trailer()
-                if end_reason != "done":
-                    tail += encoder.error(GatewayError(502, "upstream stream ended early", code="stream_eof",
-                                                       upstream=True))
-            else:
-                if end_reason != "done":
-                    tail = encoder.error(GatewayError(502, "upstream stream ended early", code="stream_eof",
-                                                      upstream=True))
-                else:
-                    tail = encoder.finish(usage)
+                async with asyncio.timeout(idle):
+                    chunk = await pump.next()
+            tail = reader.trailer()
+            if end_reason != "done":
+                tail += encoder.error(GatewayError(502, "upstream stream ended early", code="stream_eof",
+                                                   upstream=True))
+            elif reader.filt is None:  # converted: the encoder closes the stream its own way
+                tail += encoder.finish(reader.usage)
             if tail:
                 yield tail
         except TimeoutError:
@@ -365,14 +337,34 @@ class Relay:
             yield encoder.error(GatewayError(502, "upstream stream broke", code="stream_broken", upstream=True))
         except (asyncio.CancelledError, GeneratorExit):
             end_reason = "client_gone"
+            client_gone = not reader.done
             raise
         finally:
-            if filt is not None and usage is None:
-                usage = filt.usage
-                output_chars = filt.output_chars
-            self._settle(ctx, usage, end_reason=end_reason, output_chars=output_chars,
+            if client_gone and self.gw.settings.client_gone_drain_seconds > 0:
+                # read the rest on the side so the bill uses the upstream's own usage
+                self.gw.spawn(self._drain(ctx, resp, pump, reader, first_token_ms))
+            else:
+                pump.cancel()
+                self._settle(ctx, reader.usage, end_reason=end_reason, output_chars=reader.output_chars,
+                             first_token_ms=first_token_ms)
+                self.gw.spawn(resp.aclose())
+
+    async def _drain(self, ctx: RelayContext, resp: UpstreamResponse, pump: _Pump, reader: _StreamReader,
+                     first_token_ms: int | None) -> None:
+        try:
+            async with asyncio.timeout(self.gw.settings.client_gone_drain_seconds):
+                while not reader.done:
+                    chunk = await pump.next()
+                    if chunk is None:
+                        break
+                    reader.feed(chunk, None)
+        except (TimeoutError, GatewayError, UpstreamTransportError, SSEError):
+            pass
+        finally:
+            pump.cancel()
+            self._settle(ctx, reader.usage, end_reason="client_gone", output_chars=reader.output_chars,
                          first_token_ms=first_token_ms)
-            self.gw.spawn(resp.aclose())
+            await resp.aclose()
 
     # ---- settlement ----------------------------------------------------------------------
     def _settle(self, ctx: RelayContext, usage: Usage | None, *, end_reason: str, output_chars: int,
@@ -388,7 +380,8 @@ class Relay:
             # the prompt only if the upstream got as far as answering
             usage_source = "estimated"
             out_tokens = (output_chars + 3) // 4 if output_chars else 0
-            usage = Usage(input_tokens=estimate_tokens(ctx.summary.prompt_chars) if out_tokens else 0,
+            # ~4 characters a token: a neutral estimate (the reservation's errs high; a bill must not)
+            usage = Usage(input_tokens=max(1, ctx.summary.prompt_chars // 4) if out_tokens else 0,
                           output_tokens=out_tokens)
         quota = usage_quota(price, usage)
         principal = ctx.principal
@@ -442,6 +435,97 @@ class Relay:
                    "request_path": ctx.path, "admin_info": {"use_channel": list(ctx.tried)}},
         )
         reservation.refund(entry)
+
+
+class _Pump:
+    """Reads the upstream in its own task into a small queue (backpressure kept)."""
+
+    __slots__ = ("_queue", "_task")
+
+    def __init__(self, iterator: AsyncIterator[bytes]) -> None:
+        self._queue: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue(maxsize=8)
+        self._task = asyncio.ensure_future(self._run(iterator))
+
+    async def _run(self, iterator: AsyncIterator[bytes]) -> None:
+        try:
+            async for chunk in iterator:
+                await self._queue.put(chunk)
+            await self._queue.put(None)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # handed to the reader, raised there
+            await self._queue.put(exc)
+
+    async def next(self) -> bytes | None:
+        """The next chunk, or None at the end of the body."""
+        item = await self._queue.get()
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def cancel(self) -> None:
+        self._task.cancel()
+
+
+class _StreamReader:
+    """Splits upstream SSE bytes into events and reads them: forwarded as they are
+    (same format, ``filt``) or converted (``parser``); usage and output size on the side."""
+
+    __slots__ = ("filt", "parser", "splitter", "_usage", "_chars")
+
+    def __init__(self, filt: PassthroughStream | None, parser: Any) -> None:
+        self.filt = filt
+        self.parser = parser
+        self.splitter = SSESplitter()
+        self._usage: Usage | None = None
+        self._chars = 0
+
+    @property
+    def done(self) -> bool:
+        return bool(self.filt.done if self.filt is not None else self.parser.done)
+
+    @property
+    def usage(self) -> Usage | None:
+        return self.filt.usage if self.filt is not None else self._usage
+
+    @property
+    def output_chars(self) -> int:
+        return self.filt.output_chars if self.filt is not None else self._chars
+
+    def trailer(self) -> bytes:
+        return self.filt.trailer() if self.filt is not None else b""
+
+    def feed(self, chunk: bytes, encoder: StreamEncoder | None) -> list[bytes]:
+        """Bytes for the client (none when ``encoder`` is None: draining)."""
+        out: list[bytes] = []
+        filt = self.filt
+        for raw, event, data in self.splitter.feed(chunk):
+            if filt is not None:
+                if filt.feed(event, data):
+                    out.append(raw)
+                if filt.error is not None:
+                    raise filt.error
+                continue
+            try:
+                events = self.parser.feed(event, data)
+            except (ValueError, TypeError, KeyError, AttributeError):  # incl. JSON errors
+                raise GatewayError(502, "upstream sent a malformed stream event", code="bad_response_body",
+                                   upstream=True) from None
+            for ev in events:
+                if isinstance(ev, UsageEvent):
+                    if self._usage is None:
+                        self._usage = Usage()
+                    self._usage.merge(ev.usage)
+                    continue
+                if isinstance(ev, StreamError):
+                    raise GatewayError(502, ev.message, type=ev.type, code=ev.code, upstream=True)
+                if isinstance(ev, TextDelta | ReasoningDelta):
+                    self._chars += len(ev.text)
+                elif isinstance(ev, ToolCallDelta):
+                    self._chars += len(ev.arguments) + len(ev.name or "")
+                if encoder is not None:
+                    out.append(encoder.encode(ev))
+        return out
 
 
 async def read_json_body() -> tuple[bytes, dict[str, Any]]:
