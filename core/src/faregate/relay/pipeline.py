@@ -298,7 +298,7 @@ class Relay:
         encoder = ctx.format.stream_encoder(ctx.summary, ctx.request_id)
         # the upstream is read by its own task, so a client that goes away (which cancels
         # this generator) leaves the upstream read intact for _drain to finish
-        pump = _Pump(iterator)
+        pump: _Pump | None = None  # made when the first chunk did not hold the whole stream
         end_reason = "eof"
         first_token_ms: int | None = None
         client_gone = False
@@ -313,6 +313,8 @@ class Relay:
                 if reader.done:
                     end_reason = "done"
                     break
+                if pump is None:
+                    pump = _Pump(iterator)
                 async with asyncio.timeout(idle):
                     chunk = await pump.next()
             tail = reader.trailer()
@@ -342,9 +344,10 @@ class Relay:
         finally:
             if client_gone and self.gw.settings.client_gone_drain_seconds > 0:
                 # read the rest on the side so the bill uses the upstream's own usage
-                self.gw.spawn(self._drain(ctx, resp, pump, reader, first_token_ms))
+                self.gw.spawn(self._drain(ctx, resp, pump or _Pump(iterator), reader, first_token_ms))
             else:
-                pump.cancel()
+                if pump is not None:
+                    pump.cancel()
                 self._settle(ctx, reader.usage, end_reason=end_reason, output_chars=reader.output_chars,
                              first_token_ms=first_token_ms)
                 self.gw.spawn(resp.aclose())
