@@ -54,7 +54,8 @@ async def post_setup() -> Response:
     error = check_password(password)
     if error:
         return fail(error)
-    if body.get("confirmPassword") != password:
+    # new-api's web form sends confirmPassword; the spec's body is username + password only
+    if "confirmPassword" in body and body["confirmPassword"] != password:
         return fail("the two passwords differ")
     modes = {key: get_bool(body, key) for key in ("SelfUseModeEnabled", "DemoSiteEnabled")}
     password_hash = hash_password(password)  # before the transaction: hashing is slow
