@@ -381,3 +381,47 @@ async def test_messages_client_sees_openai_upstream_errors_in_anthropic_shape(fa
                                           messages=[{"role": "user", "content": "x"}]) as stream:
             async for _ in stream:
                 pass
+
+
+async def test_openai_client_keeps_signed_thinking_across_tool_turns(fake_anthropic, gateway, admin):
+    """An OpenAI client that sends the assistant message back as it came (with
+    ``reasoning_details``) keeps thinking on for the tool-result turn on an Anthropic channel."""
+    await add_anthropic(admin, fake_anthropic)
+    client = openai_client(gateway, await admin.add_token(remain_quota=50_000_000))
+    messages: list[dict] = [{"role": "user", "content": "call tool for Rome"}]
+    first = await client.chat.completions.create(model=CLAUDE, messages=messages, tools=[OPENAI_TOOL],
+                                                 reasoning_effort="low")
+    assistant = first.choices[0].message.model_dump(exclude_none=True)
+    details = assistant["reasoning_details"]
+    assert details[0]["signature"] == signature_for(assistant["reasoning_content"])
+    call = assistant["tool_calls"][0]
+    messages += [assistant, {"role": "tool", "tool_call_id": call["id"], "content": "warm"}]
+    second = await client.chat.completions.create(model=CLAUDE, messages=messages, tools=[OPENAI_TOOL],
+                                                  reasoning_effort="low")
+    assert second.choices[0].finish_reason == "stop"
+    sent = fake_anthropic.requests[-1]["json"]
+    assert sent["thinking"]["type"] == "enabled"  # the fake verified the signature and the block order
+    assert sent["messages"][1]["content"][0] == {"type": "thinking", "thinking": assistant["reasoning_content"],
+                                                 "signature": details[0]["signature"]}
+
+    # streamed: the signature arrives in a reasoning_details delta after the reasoning text
+    stream = await client.chat.completions.create(model=CLAUDE, messages=messages[:1], tools=[OPENAI_TOOL],
+                                                  reasoning_effort="low", stream=True)
+    reasoning, signatures, calls = "", [], {}
+    async for chunk in stream:
+        for choice in chunk.choices:
+            delta = choice.delta.model_dump(exclude_none=True)
+            reasoning += delta.get("reasoning_content", "")
+            signatures += [d["signature"] for d in delta.get("reasoning_details", []) if d.get("signature")]
+            for c in delta.get("tool_calls", []):
+                entry = calls.setdefault(c["index"], {"id": c.get("id"), "arguments": ""})
+                entry["arguments"] += c["function"].get("arguments", "")
+    assert signatures == [signature_for(reasoning)]
+    replay = messages[:1] + [
+        {"role": "assistant", "content": None, "reasoning_content": reasoning,
+         "reasoning_details": [{"type": "reasoning.text", "signature": signatures[0]}],
+         "tool_calls": [{"id": calls[0]["id"], "type": "function",
+                         "function": {"name": "get_weather", "arguments": calls[0]["arguments"]}}]},
+        {"role": "tool", "tool_call_id": calls[0]["id"], "content": "warm"}]
+    await client.chat.completions.create(model=CLAUDE, messages=replay, tools=[OPENAI_TOOL], reasoning_effort="low")
+    assert fake_anthropic.requests[-1]["json"]["thinking"]["type"] == "enabled"

@@ -149,3 +149,28 @@ def test_upstream_errors_are_parsed():
     assert (err.status, err.code, err.message) == (429, "rate_limit", "slow down")
     html = provider.parse_error(524, b"<html>cloudflare</html>")
     assert html.code == "bad_response_status_code" and "html" not in html.message
+
+
+def test_signed_reasoning_travels_in_reasoning_details():
+    from faregate.canonical import ChatResponse, Message, ReasoningPart
+
+    resp = ChatResponse(id="x", model="m", message=Message("assistant", [
+        ReasoningPart(text="hmm", signature="sig1"), ReasoningPart(redacted="opaque"), TextPart("hi")]))
+    message = convert.render_response(resp, "m")["choices"][0]["message"]
+    assert message["reasoning_content"] == "hmm"
+    assert message["reasoning_details"] == [
+        {"type": "reasoning.text", "text": "hmm", "signature": "sig1", "index": 0},
+        {"type": "reasoning.encrypted", "data": "opaque", "index": 1}]
+    back = convert.parse_request({"model": "m", "messages": [{"role": "assistant", **message}]})
+    assert back.messages[0].content[:2] == [ReasoningPart(text="hmm", signature="sig1"),
+                                            ReasoningPart(redacted="opaque")]
+    # streamed form: signature without text, the text in reasoning_content
+    streamed = convert.parse_request({"model": "m", "messages": [{
+        "role": "assistant", "content": "hi", "reasoning_content": "hmm",
+        "reasoning_details": [{"type": "reasoning.text", "signature": "sig1"}]}]})
+    assert streamed.messages[0].content[0] == ReasoningPart(text="hmm", signature="sig1")
+    parser = convert.ChunkParser()
+    events = parser.feed(None, jsonutil.dumps({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {
+        "reasoning_content": "hmm", "reasoning_details": [{"type": "reasoning.text", "signature": "sig1"}]}}]}))
+    assert [(type(e).__name__, getattr(e, "signature", None)) for e in events] == [
+        ("StreamStart", None), ("ReasoningDelta", None), ("ReasoningDelta", "sig1")]

@@ -84,6 +84,44 @@ def _content_parts(content: Any, where: str) -> list[ContentPart]:
     return parts
 
 
+# Reasoning that a vendor signs or encrypts (Anthropic's thinking signatures, redacted
+# thinking) rides in ``reasoning_details`` (OpenRouter's convention) beside the plain
+# ``reasoning_content``, so an OpenAI client that sends the assistant message back keeps
+# the thinking verifiable in the next tool-call turn.
+
+
+def parse_reasoning(text: str, details: Any) -> list[ContentPart]:
+    if not isinstance(details, list) or not details:
+        return [ReasoningPart(text=text)] if text else []
+    parts: list[ContentPart] = []
+    for item in details:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "reasoning.encrypted" and isinstance(item.get("data"), str):
+            parts.append(ReasoningPart(redacted=item["data"]))
+        elif item.get("type") == "reasoning.text":
+            signature = item.get("signature")
+            parts.append(ReasoningPart(text=str(item.get("text") or ""),
+                                       signature=signature if isinstance(signature, str) and signature else None))
+    texts = [p for p in parts if isinstance(p, ReasoningPart) and not p.redacted]
+    if len(texts) == 1 and not texts[0].text:  # streamed: the text came in reasoning_content
+        texts[0].text = text
+    elif not texts and text:
+        parts.insert(0, ReasoningPart(text=text))
+    return parts
+
+
+def render_reasoning_details(parts: list[ContentPart]) -> list[dict[str, Any]]:
+    details: list[dict[str, Any]] = []
+    for p in parts:
+        if isinstance(p, ReasoningPart) and p.redacted:
+            details.append({"type": "reasoning.encrypted", "data": p.redacted, "index": len(details)})
+        elif isinstance(p, ReasoningPart) and p.signature:
+            details.append({"type": "reasoning.text", "text": p.text, "signature": p.signature,
+                            "index": len(details)})
+    return details
+
+
 def parse_request(body: dict[str, Any]) -> ChatRequest:
     messages_in = body.get("messages")
     if not isinstance(messages_in, list) or not messages_in:
@@ -104,8 +142,8 @@ def parse_request(body: dict[str, Any]) -> ChatRequest:
         content: list[ContentPart] = []
         if role == "assistant":
             reasoning = msg.get("reasoning_content") or msg.get("reasoning")
-            if isinstance(reasoning, str) and reasoning:
-                content.append(ReasoningPart(text=reasoning))
+            content.extend(parse_reasoning(reasoning if isinstance(reasoning, str) else "",
+                                           msg.get("reasoning_details")))
         content.extend(_content_parts(msg.get("content"), where))
         if role == "assistant":
             for j, call in enumerate(msg.get("tool_calls") or []):
@@ -286,8 +324,7 @@ def parse_response(body: dict[str, Any]) -> ChatResponse:
     msg = choice.get("message") or {}
     content: list[ContentPart] = []
     reasoning = msg.get("reasoning_content") or msg.get("reasoning")
-    if isinstance(reasoning, str) and reasoning:
-        content.append(ReasoningPart(text=reasoning))
+    content.extend(parse_reasoning(reasoning if isinstance(reasoning, str) else "", msg.get("reasoning_details")))
     text = msg.get("content")
     if isinstance(text, str) and text:
         content.append(TextPart(text))
@@ -314,6 +351,9 @@ def render_response(resp: ChatResponse, model: str) -> dict[str, Any]:
                                "refusal": None}
     if reasoning:
         message["reasoning_content"] = reasoning
+    details = render_reasoning_details(resp.message.content)
+    if details:
+        message["reasoning_details"] = details
     if calls:
         message["tool_calls"] = [{"id": c.id, "type": "function",
                                   "function": {"name": c.name, "arguments": c.arguments}} for c in calls]
@@ -369,6 +409,9 @@ class ChunkParser(StreamParser):
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if isinstance(reasoning, str) and reasoning:
                 out.append(ReasoningDelta(index=self._block("reasoning"), text=reasoning))
+            for detail in delta.get("reasoning_details") or []:
+                if isinstance(detail, dict) and isinstance(detail.get("signature"), str) and detail["signature"]:
+                    out.append(ReasoningDelta(index=self._block("reasoning"), signature=detail["signature"]))
             text = delta.get("content")
             if isinstance(text, str) and text:
                 out.append(TextDelta(index=self._block("text"), text=text))
@@ -421,6 +464,12 @@ class ChunkEncoder:
         if isinstance(event, TextDelta):
             return self._chunk(self._role({"content": event.text}))
         if isinstance(event, ReasoningDelta):
+            if event.signature:  # the text came in earlier deltas; the client joins them
+                detail = {"type": "reasoning.text", "text": event.text, "signature": event.signature, "index": 0}
+                delta: dict[str, Any] = {"reasoning_details": [detail]}
+                if event.text:
+                    delta["reasoning_content"] = event.text
+                return self._chunk(self._role(delta))
             if not event.text:
                 return b""
             return self._chunk(self._role({"reasoning_content": event.text}))
