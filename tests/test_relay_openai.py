@@ -454,3 +454,34 @@ async def test_client_disconnect_without_drain_bills_only_what_was_seen(make_gat
     assert other["end_reason"] == "client_gone" and other["usage_source"] == "estimated"
     assert rows[0].completion_tokens < fake_openai_completion_tokens("bye")
     await admin.close()
+
+
+async def test_rewriters_see_the_clients_request_afresh_on_each_attempt(make_gateway):
+    from faregate import hookimpl
+    from faregate.plugins import load_plugins
+    from faregate.testing.harness import AdminClient
+
+    class AddSystemPrompt:
+        def rewrite(self, ctx) -> None:
+            ctx.body = {**ctx.body, "messages": [{"role": "system", "content": "be brief"}, *ctx.body["messages"]]}
+            ctx.raw = jsonutil.dumps(ctx.body)
+
+    class Plugin:
+        __name__ = "test-rewriter"
+
+        @hookimpl
+        def register_request_rewriters(self, register) -> None:
+            register(AddSystemPrompt())
+
+    gw = await make_gateway(plugins=load_plugins(extra=[Plugin()]))
+    admin = AdminClient(gw.base_url)
+    await admin.setup_root()
+    async with FakeOpenAI() as a, FakeOpenAI() as b:
+        await admin.add_channel(base_url=a.base_url, models=MODEL, priority=10)
+        await admin.add_channel(base_url=b.base_url, models=MODEL, priority=0)
+        await admin.set_option("RetryTimes", "1")
+        client = client_for(gw, await admin.add_token())
+        a.push_fault(Fault("status", status=500))
+        await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "x"}])
+        assert [msg["role"] for msg in b.requests[-1]["json"]["messages"]] == ["system", "user"]
+    await admin.close()

@@ -145,6 +145,7 @@ class Relay:
         options = gw.snapshot.options
         excluded: set[int] = set()
         last_error: GatewayError | None = None
+        original_body, original_raw = ctx.body, ctx.raw
         attempts = options.retry_times + 1
         if ctx.principal.pinned_channel is not None:
             attempts = 1
@@ -162,6 +163,8 @@ class Relay:
                                           code="channel:invalid_type")
                 continue
             ctx.upstream_model = map_model(channel.model_mapping, ctx.model)
+            if attempt:  # rewriters see the client's request afresh on every attempt
+                ctx.body, ctx.raw, ctx._canonical = original_body, original_raw, None
             for rewriter in gw.request_rewriters:
                 await await_me_maybe(rewriter.rewrite(ctx))
             target = UpstreamTarget(
