@@ -485,3 +485,14 @@ async def test_rewriters_see_the_clients_request_afresh_on_each_attempt(make_gat
         await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "x"}])
         assert [msg["role"] for msg in b.requests[-1]["json"]["messages"]] == ["system", "user"]
     await admin.close()
+
+
+async def test_dead_key_messages_disable_the_channel(two_channels, gateway):
+    client, a, b, id_a, id_b = two_channels
+    body = jsonutil.dumps({"error": {"message": "You exceeded your current quota, please check your plan",
+                                     "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}})
+    a.push_fault(Fault("status", status=429, body=body))
+    await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "x"}])
+    assert gateway.gateway.snapshot.channels[id_a].status == m.CHANNEL_AUTO_DISABLED
+    row = (await logs(gateway))[-1]
+    assert jsonutil.loads(row.other)["latency_ms"] >= 0 and row.channel_id == id_b

@@ -238,7 +238,7 @@ class Relay:
             with contextlib.suppress(ValueError):
                 err.status = int(mapped)
         options = self.gw.snapshot.options
-        if channel.auto_ban and options.auto_disable and status in options.disable_status:
+        if channel.auto_ban and options.auto_disable and options.should_disable(status, err):
             self.gw.snapshot.drop_channel(channel.id)  # this worker stops routing to it now
             self.gw.spawn(self.gw.disable_channel(channel.id, f"upstream answered {status}"))
         log.warning("channel %s answered %s (%s)", channel.id, status, err.code)
@@ -392,7 +392,9 @@ class Relay:
         quota = usage_quota(price, usage)
         principal = ctx.principal
         channel = ctx.channel
+        elapsed = time.perf_counter() - ctx.started
         other: dict[str, Any] = {
+            "latency_ms": int(elapsed * 1000),  # use_time is whole seconds, as new-api's column
             "model_ratio": price.model_ratio,
             "group_ratio": price.group_ratio,
             "completion_ratio": price.completion_ratio,
@@ -417,7 +419,7 @@ class Relay:
             token_id=principal.token.id if principal.token else 0,
             token_name=principal.token.name if principal.token else "",
             model_name=ctx.model, quota=quota, prompt_tokens=usage.input_tokens,
-            completion_tokens=usage.output_tokens, use_time=int(time.perf_counter() - ctx.started),
+            completion_tokens=usage.output_tokens, use_time=int(elapsed),
             is_stream=ctx.summary.stream, channel_id=channel.id if channel else 0, group=principal.group,
             request_id=ctx.request_id, other=other,
         )

@@ -36,6 +36,16 @@ DEFAULT_COMPLETION_RATIO: dict[str, float] = {
     "gemini-2.5-flash": 8.33,
 }
 
+# new-api's ShouldDisableChannel: codes and types that say the upstream key is dead
+DISABLE_CODES = frozenset({"invalid_api_key", "account_deactivated", "billing_not_active", "Arrearage"})
+DISABLE_TYPES = frozenset({"insufficient_quota", "insufficient_user_quota", "authentication_error",
+                           "permission_error", "forbidden"})
+DEFAULT_DISABLE_KEYWORDS = (
+    "Your credit balance is too low", "This organization has been disabled.", "You exceeded your current quota",
+    "Permission denied", "The security token included in the request is invalid", "Operation not allowed",
+    "Your account is not authorized",
+)
+
 DEFAULT_RETRY_STATUS = "100-199,300-399,401-407,409-499,500-503,505-523,525-599"
 
 
@@ -73,6 +83,9 @@ class Options:
             lo for lo, _ in parse_ranges(self.raw.get("AutomaticDisableStatusCodes") or "401,403")
         }
         self.log_consume = self.boolean("LogConsumeEnabled", True)
+        keywords = self.raw.get("AutomaticDisableKeywords")
+        self.disable_keywords = [k.strip().lower() for k in (keywords.split("\n") if keywords is not None
+                                                             else DEFAULT_DISABLE_KEYWORDS) if k.strip()]
         self.system_name = self.raw.get("SystemName", "Faregate")
 
     def number(self, key: str, default: float) -> float:
@@ -96,6 +109,16 @@ class Options:
         except jsonutil.JSONDecodeError:
             return {}
         return value if isinstance(value, dict) else {}
+
+    def should_disable(self, status: int, err: Any) -> bool:
+        """new-api's auto-ban rules: a status in AutomaticDisableStatusCodes, a code or type
+        that means the key is dead, or a configured keyword in the message."""
+        if status in self.disable_status:
+            return True
+        if err.code in DISABLE_CODES or err.type in DISABLE_TYPES:
+            return True
+        message = (err.message or "").lower()
+        return any(word in message for word in self.disable_keywords)
 
     def should_retry_status(self, status: int) -> bool:
         if status in (400, 408, 504, 524) or 200 <= status < 300:
