@@ -30,8 +30,8 @@ def collect(caller: Callable[..., Any], **kwargs: Any) -> list[Any]:
     """Call a ``register_*`` hook and return everything its implementations registered,
     in hook order (tryfirst … trylast)."""
     items: list[Any] = []
-    # pluggy calls the latest-registered impl first; one list per impl keeps each
-    # plugin's own registration order.
+    # one shared list: impls run in pluggy's order (tryfirst, then latest-registered
+    # first, trylast defaults last) and each keeps its own registration order
     caller(register=items.append, **kwargs)
     return items
 

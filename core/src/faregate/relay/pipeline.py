@@ -19,7 +19,7 @@ from werkzeug.exceptions import HTTPException
 from faregate import jsonutil
 from faregate.billing.ledger import InsufficientQuota, LogEntry
 from faregate.billing.pricing import Price, estimate_tokens, reserve_quota, usage_quota
-from faregate.canonical import ReasoningDelta, StreamError, StreamStop, TextDelta, ToolCallDelta, Usage, UsageEvent
+from faregate.canonical import ReasoningDelta, StreamError, TextDelta, ToolCallDelta, Usage, UsageEvent
 from faregate.contracts import (
     InboundFormat,
     PassthroughStream,
@@ -570,5 +570,4 @@ def _apply_header_override(req: UpstreamRequest, override: dict[str, str], key: 
         req.headers[name] = value.replace("{api_key}", key)
 
 
-# re-exported for the models endpoint
-__all__ = ["Relay", "new_request_id", "StreamStop"]
+__all__ = ["Relay", "check_model_allowed", "new_request_id", "read_json_body"]
