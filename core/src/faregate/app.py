@@ -37,6 +37,9 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
         SESSION_COOKIE_HTTPONLY=True,
         PERMANENT_SESSION_LIFETIME=30 * 24 * 3600,
         BODY_TIMEOUT=120,
+        # None: Quart then sends without wrapping each response in a wait_for task (its
+        # default 60 s would also cut streams); answers here are small or are streams
+        RESPONSE_TIMEOUT=None,
     )
     redact.install()
     relay = Relay(gateway)
