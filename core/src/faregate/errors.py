@@ -37,3 +37,23 @@ class GatewayError(Exception):
 
 def bad_request(message: str, code: str = "invalid_request", param: str | None = None) -> GatewayError:
     return GatewayError(400, message, type="invalid_request_error", code=code, param=param)
+
+
+def upstream_error(status: int, body: bytes) -> GatewayError:
+    """An upstream's error answer in the general ``{"error": {"message", "type", "code"}}``
+    shape (OpenAI, Anthropic, Gemini all use it); anything else, an HTML page from a proxy
+    say, becomes ``bad response status code N`` and is not passed through."""
+    from faregate import jsonutil
+
+    try:
+        parsed = jsonutil.loads(body)
+    except jsonutil.JSONDecodeError:
+        parsed = None
+    err = parsed.get("error") if isinstance(parsed, dict) else None
+    if isinstance(err, dict):
+        code = err.get("code")
+        return GatewayError(status, str(err.get("message") or f"upstream answered {status}"),
+                            type=str(err.get("type") or err.get("status") or "upstream_error"),
+                            code=str(code) if code is not None else None, upstream=True)
+    return GatewayError(status, f"bad response status code {status}", type="upstream_error",
+                        code="bad_response_status_code", upstream=True)

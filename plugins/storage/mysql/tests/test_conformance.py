@@ -4,29 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from urllib.parse import unquote, urlsplit
 
-import aiomysql
-import pymysql
 import pytest
 import pytest_asyncio
 
 from faregate.testing.conformance import StorageConformance
-from faregate.testing.pytest_plugin import MARIADB_URL, unique_db_name
-
-
-async def _server() -> tuple[aiomysql.Connection, str]:
-    parts = urlsplit(MARIADB_URL)
-    user, password = unquote(parts.username or "root"), unquote(parts.password or "")
-    host, port = parts.hostname or "127.0.0.1", parts.port or 3306
-    try:
-        conn = await aiomysql.connect(host=host, port=port, user=user, password=password, autocommit=True,
-                                      connect_timeout=5)
-    except pymysql.err.OperationalError as exc:
-        if exc.args[0] != 2003:  # only "can't connect" means no server; anything else is a failure
-            raise
-        pytest.skip(f"no MariaDB/MySQL server at {host}:{port}: {exc}")
-    return conn, f"{parts.scheme}://{parts.netloc}"
 
 
 @pytest.mark.mariadb
@@ -36,14 +18,5 @@ class TestMariaDB(StorageConformance):
     backend_name = "mysql"
 
     @pytest_asyncio.fixture
-    async def db_url(self) -> AsyncIterator[str]:
-        conn, base = await _server()
-        name = unique_db_name()
-        try:
-            async with conn.cursor() as cur:
-                await cur.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
-            yield f"{base}/{name}?maxsize=20"
-        finally:
-            async with conn.cursor() as cur:
-                await cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
-            conn.close()
+    async def db_url(self, mariadb_url: str) -> AsyncIterator[str]:
+        yield mariadb_url  # the core's fixture: a fresh database, dropped afterwards

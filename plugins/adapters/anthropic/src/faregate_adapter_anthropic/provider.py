@@ -15,7 +15,7 @@ from faregate.contracts import (
     UpstreamRequest,
     UpstreamTarget,
 )
-from faregate.errors import GatewayError
+from faregate.errors import GatewayError, upstream_error
 from faregate_adapter_anthropic import convert
 from faregate_adapter_anthropic.format import FORMAT_NAME
 
@@ -146,20 +146,10 @@ class AnthropicProvider(Provider):
         return AnthropicPassthrough()
 
     def parse_error(self, status: int, body: bytes) -> GatewayError:
-        try:
-            parsed = jsonutil.loads(body)
-        except jsonutil.JSONDecodeError:
-            parsed = None
-        err = parsed.get("error") if isinstance(parsed, dict) else None
-        if isinstance(err, dict):
-            # Anthropic: {"type":"error","error":{"type","message"}}; OpenAI-shaped bodies
-            # from compatible proxies carry a code as well
-            kind = str(err.get("type") or "upstream_error")
-            code = err.get("code")
-            return GatewayError(status, str(err.get("message") or f"upstream answered {status}"), type=kind,
-                                code=str(code) if code is not None else kind, upstream=True)
-        return GatewayError(status, f"bad response status code {status}", type="upstream_error",
-                            code="bad_response_status_code", upstream=True)
+        err = upstream_error(status, body)
+        if err.code is None:  # Anthropic errors carry only a type; it doubles as the code
+            err.code = err.type
+        return err
 
     def models_request(self, target: UpstreamTarget) -> UpstreamRequest:
         base = target.base_url.rstrip("/")

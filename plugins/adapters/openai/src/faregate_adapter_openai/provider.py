@@ -14,7 +14,7 @@ from faregate.contracts import (
     UpstreamRequest,
     UpstreamTarget,
 )
-from faregate.errors import GatewayError
+from faregate.errors import GatewayError, upstream_error
 from faregate_adapter_openai import convert
 
 # new-api channel types served by the OpenAI wire format (OpenAI, Azure-less resellers,
@@ -131,19 +131,7 @@ class OpenAIProvider(Provider):
         return OpenAIPassthrough(summary)
 
     def parse_error(self, status: int, body: bytes) -> GatewayError:
-        try:
-            parsed = jsonutil.loads(body)
-        except jsonutil.JSONDecodeError:
-            parsed = None
-        err = parsed.get("error") if isinstance(parsed, dict) else None
-        if isinstance(err, dict):
-            code = err.get("code")
-            return GatewayError(status, str(err.get("message") or f"upstream answered {status}"),
-                                type=str(err.get("type") or "upstream_error"),
-                                code=str(code) if code is not None else None, upstream=True)
-        # HTML pages (Cloudflare 5xx …) are not passed through
-        return GatewayError(status, f"bad response status code {status}", type="upstream_error",
-                            code="bad_response_status_code", upstream=True)
+        return upstream_error(status, body)
 
     def models_request(self, target: UpstreamTarget) -> UpstreamRequest:
         base = target.base_url.rstrip("/")
