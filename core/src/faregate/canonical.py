@@ -191,9 +191,13 @@ class TextDelta:
 
 @dataclass(slots=True)
 class ReasoningDelta:
+    """Reasoning text as it streams; ``signature`` closes a signed block; ``redacted``
+    carries a whole encrypted block (Anthropic's redacted_thinking) in one event."""
+
     index: int
     text: str = ""
     signature: str | None = None
+    redacted: str | None = None
     kind: Literal["reasoning"] = "reasoning"
 
 

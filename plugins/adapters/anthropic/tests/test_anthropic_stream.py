@@ -245,3 +245,43 @@ def test_passthrough_error_event_is_not_forwarded():
     results = [filt.feed(name, data) for name, data in anthropic_events(error=True)]
     assert results[-1] is False and not filt.done
     assert filt.error.type == "overloaded_error" and filt.error.status == 529
+
+
+def test_redacted_thinking_survives_a_converted_stream_both_ways():
+    """Anthropic stream → canonical → OpenAI chunks (reasoning_details) → canonical → Anthropic
+    stream keeps a redacted_thinking block's data."""
+    from faregate import jsonutil as _json
+    from faregate.canonical import ReasoningDelta as _RD
+    from faregate_adapter_anthropic.convert import EventEncoder, EventParser
+    from faregate_adapter_openai.convert import ChunkEncoder, ChunkParser
+
+    events = [
+        ("message_start", {"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {
+            "input_tokens": 3, "output_tokens": 0}}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "redacted_thinking", "data": "OPAQUE=="}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("content_block_start", {"type": "content_block_start", "index": 1,
+                                 "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 1,
+                                 "delta": {"type": "text_delta", "text": "hi"}}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                           "usage": {"output_tokens": 2}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    parser = EventParser()
+    canonical = [ev for name, body in events for ev in parser.feed(name, _json.dumps(body))]
+    assert _RD(index=0, redacted="OPAQUE==") in canonical
+    encoder = ChunkEncoder("claude", "rid", include_usage=False)
+    wire = b"".join(encoder.encode(ev) for ev in canonical if ev.kind != "usage")
+    chunks = [_json.loads(line[6:]) for line in wire.split(b"\n\n") if line.startswith(b"data: ")]
+    details = [d for c in chunks for ch in c["choices"] for d in ch["delta"].get("reasoning_details", [])]
+    assert details == [{"type": "reasoning.encrypted", "data": "OPAQUE==", "index": 0}]
+    back = ChunkParser()
+    again = [ev for c in chunks for ev in back.feed(None, _json.dumps(c))]
+    anthropic_out = EventEncoder("claude", "rid")
+    sse = b"".join(anthropic_out.encode(ev) for ev in again if ev.kind != "usage")
+    starts = [_json.loads(part.split(b"data: ", 1)[1]) for part in sse.split(b"\n\n")
+              if part.startswith(b"event: content_block_start")]
+    assert starts[0]["content_block"] == {"type": "redacted_thinking", "data": "OPAQUE=="}
+    assert [s["index"] for s in starts] == [0, 1]

@@ -576,7 +576,9 @@ class EventParser(StreamParser):
                 tool_index = self._tool_index[index] = len(self._tool_index)
                 return [ToolCallDelta(index=index, tool_index=tool_index, id=str(block.get("id", "")),
                                       name=str(block.get("name", "")))]
-            return []  # redacted_thinking and server tool blocks have no canonical stream form
+            if btype == "redacted_thinking" and isinstance(block.get("data"), str):
+                return [ReasoningDelta(index=index, redacted=block["data"])]
+            return []  # server tool blocks have no canonical stream form
         if kind == "content_block_delta":
             index = int(obj.get("index", 0))
             delta = obj.get("delta") or {}
@@ -672,6 +674,9 @@ class EventEncoder:
             out = self._block((event.index, "text"), {"type": "text", "text": ""})
             return out + self._delta({"type": "text_delta", "text": event.text})
         if isinstance(event, ReasoningDelta):
+            if event.redacted:  # a whole block in one event: opened with its data, closed by the next
+                return self._block((event.index, "redacted_thinking"),
+                                   {"type": "redacted_thinking", "data": event.redacted})
             if not event.text and not event.signature:
                 return b""
             out = self._block((event.index, "thinking"), {"type": "thinking", "thinking": "", "signature": ""})

@@ -410,7 +410,12 @@ class ChunkParser(StreamParser):
             if isinstance(reasoning, str) and reasoning:
                 out.append(ReasoningDelta(index=self._block("reasoning"), text=reasoning))
             for detail in delta.get("reasoning_details") or []:
-                if isinstance(detail, dict) and isinstance(detail.get("signature"), str) and detail["signature"]:
+                if not isinstance(detail, dict):
+                    continue
+                if detail.get("type") == "reasoning.encrypted" and isinstance(detail.get("data"), str):
+                    out.append(ReasoningDelta(index=self._block(f"redacted:{len(self._blocks)}"),
+                                              redacted=detail["data"]))
+                elif isinstance(detail.get("signature"), str) and detail["signature"]:
                     out.append(ReasoningDelta(index=self._block("reasoning"), signature=detail["signature"]))
             text = delta.get("content")
             if isinstance(text, str) and text:
@@ -464,6 +469,9 @@ class ChunkEncoder:
         if isinstance(event, TextDelta):
             return self._chunk(self._role({"content": event.text}))
         if isinstance(event, ReasoningDelta):
+            if event.redacted:
+                detail = {"type": "reasoning.encrypted", "data": event.redacted, "index": event.index}
+                return self._chunk(self._role({"reasoning_details": [detail]}))
             if event.signature:  # the text came in earlier deltas; the client joins them
                 detail = {"type": "reasoning.text", "text": event.text, "signature": event.signature, "index": 0}
                 delta: dict[str, Any] = {"reasoning_details": [detail]}
