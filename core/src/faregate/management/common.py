@@ -155,9 +155,7 @@ async def current_principal() -> tuple[Principal | None, Response | None]:
     (None, error response)."""
     gw = gateway()
     # another worker may have just created or changed this user: catch up first
-    pending = gw.feed.check()
-    if pending is not None:
-        await pending
+    await gw.feed.catch_up()
     auth_req = AuthRequest(headers=request.headers, args=request.args, remote_addr=request.remote_addr or "",
                            session=session)
     principal = None

@@ -11,7 +11,6 @@ from quart import Response, request
 from faregate import jsonutil
 from faregate.contracts import InboundFormat, ModelInfo
 from faregate.errors import GatewayError
-from faregate.relay.context import AuthRequest
 from faregate.relay.pipeline import new_request_id
 
 if TYPE_CHECKING:
@@ -30,11 +29,7 @@ def pick_format(gateway: Gateway) -> InboundFormat:
 
 def model_list_handlers(gateway: Gateway, relay: Relay) -> tuple[Callable[..., Any], Callable[..., Any]]:
     async def visible_models(fmt: InboundFormat) -> list[ModelInfo]:
-        pending = gateway.feed.check()
-        if pending is not None:
-            await pending
-        principal = await relay.authenticate(AuthRequest(headers=request.headers, args=request.args,
-                                                         remote_addr=request.remote_addr or "", format=fmt))
+        principal = await relay.authenticate_request(fmt)
         names = gateway.snapshot.models_for_group(principal.group)
         token = principal.token
         if token is not None and token.model_limits is not None:

@@ -57,9 +57,6 @@ class Relay:
     async def handle(self, fmt: InboundFormat) -> Response:
         rid = new_request_id()
         started = time.perf_counter()
-        pending = self.gw.feed.check()
-        if pending is not None:
-            await pending
         try:
             ctx = await self._prepare(fmt, rid, started)
         except GatewayError as err:
@@ -93,15 +90,13 @@ class Relay:
     async def _prepare(self, fmt: InboundFormat, rid: str, started: float) -> RelayContext:
         gw = self.gw
         headers = request.headers
-        auth_req = AuthRequest(headers=headers, args=request.args, remote_addr=_client_ip(),
-                               format=fmt)
-        principal = await self.authenticate(auth_req)
+        principal = await self.authenticate_request(fmt)
         raw, body = await read_json_body()
         summary = fmt.summarize(body)
         check_model_allowed(principal, summary.model)
         token = principal.token
         ctx = RelayContext(request_id=rid, format=fmt, path=request.path, body=body, raw=raw, summary=summary,
-                           principal=principal, client_ip=auth_req.remote_addr, headers=headers,
+                           principal=principal, client_ip=_client_ip(), headers=headers,
                            started=started)
         if not gw.snapshot.levels(principal.group, summary.model) and principal.pinned_channel is None:
             raise GatewayError(
@@ -124,6 +119,13 @@ class Relay:
                                    code="pre_consume_token_quota_failed") from None
             raise GatewayError(403, "user quota is not enough", code="insufficient_user_quota") from None
         return ctx
+
+    async def authenticate_request(self, fmt: InboundFormat) -> Principal:
+        """The current request's API key, in ``fmt``'s place for it, after catching up with
+        changes other workers made (for plugin routes too, e.g. token counting)."""
+        await self.gw.feed.catch_up()
+        return await self.authenticate(AuthRequest(headers=request.headers, args=request.args,
+                                                   remote_addr=_client_ip(), format=fmt))
 
     async def authenticate(self, auth_req: AuthRequest) -> Principal:
         for authenticator in self.gw.api_key_authenticators:

@@ -121,6 +121,12 @@ class ChangeFeed:
             return pending  # every request waits while a pull is in flight, not just the first
         return None
 
+    async def catch_up(self) -> None:
+        """Apply what other workers changed since we last looked, if anything."""
+        pending = self.check()
+        if pending is not None:
+            await pending
+
     async def pull(self) -> None:
         async with self._pull_lock:
             events = await m.ChangeEvent.filter(id__gt=self.last_id).order_by("id")
@@ -166,9 +172,7 @@ class ChangeFeed:
         while True:
             await asyncio.sleep(0.5)
             try:
-                task = self.check()
-                if task is not None:
-                    await task
+                await self.catch_up()
                 if time.monotonic() - last_sync >= self.sync_interval:
                     last_sync = time.monotonic()
                     if await self._max_id() != self.last_id:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from quart import Blueprint, Response, current_app, request
+from quart import Blueprint, Response, current_app
 
 from faregate import jsonutil
 from faregate.errors import GatewayError, bad_request
-from faregate.relay.context import AuthRequest
 from faregate.relay.pipeline import check_model_allowed, new_request_id, read_json_body
 from faregate_adapter_anthropic.format import FORMAT_NAME, AnthropicMessagesFormat
 
@@ -72,11 +71,7 @@ async def count_tokens() -> Response:
     fmt = _format()
     rid = new_request_id()
     try:
-        pending = gw.feed.check()
-        if pending is not None:
-            await pending
-        principal = await gw.relay.authenticate(AuthRequest(headers=request.headers, args=request.args,
-                                                            remote_addr=request.remote_addr or "", format=fmt))
+        principal = await gw.relay.authenticate_request(fmt)
         _, body = await read_json_body()
         model = body.get("model")
         if not isinstance(model, str) or not model:
