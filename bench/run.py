@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
             ports = {name: free_port() for name in ("upstream", "bare-quart", "gateway")}
             urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
             py = sys.executable
-            servers.start("upstream", [py, "-m", "faregate.testing.fake_openai", "--host", "127.0.0.1",
+            servers.start("upstream", [py, "-m", "faregate_adapter_openai.testing.fake", "--host", "127.0.0.1",
                                        "--port", str(ports["upstream"])])
             servers.start("bare-quart", [py, str(BENCH_DIR / "bare_quart.py"), "--host", "127.0.0.1",
                                          "--port", str(ports["bare-quart"])])

@@ -18,6 +18,7 @@ import pluggy
 import pytest
 
 from faregate import hookspecs
+from faregate.gateway import Gateway
 from faregate.plugins import load_plugins
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,9 +111,9 @@ def test_the_checks_catch_a_new_hook() -> None:
     assert missing_docs(signatures, headings) == ["register_widgets(register, app)"]
     assert missing_tests(signatures, defined_functions(repo_test_files())) == ["test_hook_register_widgets"]
     # a renamed argument counts as undocumented, and its old heading as stale
-    renamed = {**hook_signatures(), "startup": "startup(application)"}
-    assert missing_docs(renamed, headings) == ["startup(application)"]
-    assert stale_docs(renamed, headings) == ["## startup(app)"]
+    renamed = {**hook_signatures(), "startup": "startup(application, services)"}
+    assert missing_docs(renamed, headings) == ["startup(application, services)"]
+    assert stale_docs(renamed, headings) == ["## startup(app, services)"]
 
 
 def _hook_examples() -> list[tuple[str, str]]:
@@ -126,9 +127,10 @@ def _hook_examples() -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(("hook", "code"), _hook_examples(), ids=[h for h, _ in _hook_examples()])
-def test_docs_examples_register(hook: str, code: str) -> None:
+def test_docs_examples_register(hook: str, code: str, tmp_path: Path) -> None:
     """Each hook's example imports, registers as a plugin without errors, implements
-    its hook, and (for ``register_*`` hooks) builds the objects it registers."""
+    its hook, and (for ``register_*`` hooks) builds the objects it registers, with a
+    real gateway's ``services`` where the hook offers them."""
     module = types.ModuleType(f"faregate_docs_example_{hook}")
     exec(compile(code, f"docs/plugin-hooks.md#{hook}", "exec"), module.__dict__)  # noqa: S102 - our own docs
     plugins = load_plugins(allow=[], extra=[module])
@@ -137,7 +139,11 @@ def test_docs_examples_register(hook: str, code: str) -> None:
     assert hook in report.hooks
     if hook.startswith("register_"):
         registered: list[object] = []
-        getattr(plugins.pm.hook, hook)(register=lambda obj, *args, **kwargs: registered.append(obj))
+        caller = getattr(plugins.pm.hook, hook)
+        kwargs: dict[str, object] = {}
+        if "services" in caller.spec.argnames:
+            kwargs["services"] = Gateway(plugins, {"data_dir": str(tmp_path)}).services
+        caller(register=lambda obj, *args, **kw: registered.append(obj), **kwargs)
         assert registered, f"the {hook} example registers nothing"
 
 

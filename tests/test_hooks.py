@@ -26,6 +26,9 @@ from faregate import hookimpl, jsonutil
 from faregate.billing.pricing import Price
 from faregate.canonical import ChatRequest, ChatResponse, Message, TextPart, Usage
 from faregate.contracts import (
+    WEBSOCKET,
+    DbModels,
+    EndpointDriver,
     InboundFormat,
     Provider,
     RequestSummary,
@@ -39,13 +42,17 @@ from faregate.contracts import (
 from faregate.db import models as m
 from faregate.db.storage import pick_backend
 from faregate.errors import GatewayError, bad_request
+from faregate.exchange.exchange import Exchange
+from faregate.exchange.inbound import InboundRequest, Outcome
 from faregate.gateway import Gateway
 from faregate.hooks import GatewayHooks
 from faregate.plugins import load_plugins
-from faregate.relay.context import AuthRequest, Principal
+from faregate.principals import AuthRequest, Principal
+from faregate.services import Services
 from faregate.settings import Setting
-from faregate.testing.fake_openai import REPLY_PREFIX
 from faregate.testing.harness import AdminClient, GatewayServer
+from faregate.tokens import estimator
+from faregate_adapter_openai.testing import REPLY_PREFIX
 
 ADAPTER = "faregate-adapter-openai"
 MODEL = "gpt-4o-mini"
@@ -141,8 +148,8 @@ async def test_hook_startup(make_gateway: Any) -> None:
         __name__ = "hooktest-startup-sync"
 
         @hookimpl
-        def startup(self, app: Any) -> None:
-            calls.append(("sync", app.faregate is not None))
+        def startup(self, app: Any, services: Services) -> None:
+            calls.append(("sync", app.faregate is not None and services.user_by_name("nobody") is None))
 
     class AsyncStartup:
         __name__ = "hooktest-startup-async"
@@ -232,16 +239,16 @@ class PlainFormat(InboundFormat):
     def routes(self) -> list[Route]:
         return [Route("POST", "/plain/generate")]
 
-    def api_key(self, headers: Any, args: Any) -> str | None:
-        return headers.get("x-plain-key")
+    def api_key(self, request: InboundRequest) -> str | None:
+        return request.headers.get("x-plain-key")
 
-    def summarize(self, body: dict[str, Any]) -> RequestSummary:
+    def summarize(self, body: dict[str, Any], request: InboundRequest) -> RequestSummary:
         if not isinstance(body.get("model"), str) or not isinstance(body.get("prompt"), str):
             raise bad_request("model and prompt are required")
-        return RequestSummary(model=body["model"], prompt_chars=len(body["prompt"]))
+        return RequestSummary(model=body["model"], prompt_tokens=estimator.text(body["prompt"]))
 
-    def parse(self, body: dict[str, Any]) -> ChatRequest:
-        return ChatRequest(model=body["model"], messages=[Message("user", [TextPart(body["prompt"])])])
+    def parse(self, body: dict[str, Any], summary: RequestSummary) -> ChatRequest:
+        return ChatRequest(model=summary.model, messages=[Message("user", [TextPart(body["prompt"])])])
 
     def render_response(self, response: ChatResponse, requested_model: str) -> dict[str, Any]:
         return {"model": requested_model, "text": response.message.text()}
@@ -328,6 +335,120 @@ async def test_hook_register_providers(serve: Any, fake_openai: Any) -> None:
 # ---- the relay's policy objects ---------------------------------------------------------------
 
 
+# ---- register_db_models / register_endpoint_drivers --------------------------------------
+
+
+async def test_hook_register_db_models(make_gateway: Any) -> None:
+    from tortoise import connections
+
+    from faregate.testing.example_tables import APP, EXAMPLE_TABLES
+    from faregate.testing.example_tables.models import ExampleOrder
+    from faregate.testing.tables import pending_migrations
+
+    class TablesPlugin:
+        __name__ = "hooktest-tables"
+
+        @hookimpl
+        def register_db_models(self, register: Callable[[DbModels], None]) -> None:
+            register(EXAMPLE_TABLES)
+            register(DbModels(APP, "nosuch.models", "nosuch.migrations"))  # a duplicate label: ignored
+
+    assert await pending_migrations(EXAMPLE_TABLES) == []  # the example's models match its migrations
+    server = await make_gateway(plugins=load_plugins(allow=[], extra=[TablesPlugin()]))
+    assert [t.app for t in server.gateway.db_models] == [APP]
+    # the gateway migrated the plugin's tables at start, after the core's, on the same connection
+    rows = await connections.get("default").execute_query_dict("SELECT app, name FROM tortoise_migrations ORDER BY id")
+    assert [(r["app"], r["name"]) for r in rows][-2:] == [(APP, "0001_initial"), (APP, "0002_currency")]
+    assert rows[0]["app"] == "faregate"
+    order = await ExampleOrder.create(trade_no="T-9", user_id=1, amount=2**40)
+    assert (await ExampleOrder.get(pk=order.pk)).currency == "USD"
+
+
+class WhoAmIFormat(PlainFormat):
+    """The plain format plus a route of a plugin's own kind, over HTTP and WebSocket."""
+
+    name = "hooktest.whoami"
+
+    def routes(self) -> list[Route]:
+        return [Route("GET", "/whoami/{tag}", kind="whoami", options={"greeting": "hi"}),
+                Route(WEBSOCKET, "/whoami/ws", kind="whoami")]
+
+
+class WhoAmIDriver:
+    """Kind ``whoami``: who the key belongs to. Over WebSocket, a metered echo session:
+    admitted like any request, each message echoed, the session settled once at the end."""
+
+    kind = "whoami"
+
+    async def handle(self, ex: Exchange) -> Outcome:
+        principal = await ex.authenticate()
+        request = ex.request
+        if request.websocket is None:
+            if request.query.get("fail"):
+                raise bad_request("asked to fail", param="fail")
+            return ex.json({"user": principal.user.username, "tag": request.path_params["tag"],
+                            "greeting": request.route.options["greeting"]})
+        ex.begin(RequestSummary(model=request.query.get("model", MODEL), prompt_tokens=1), {}, b"")
+        await ex.admit()
+        peer = request.websocket
+        await peer.accept()
+        echoed = 0
+        try:
+            while True:
+                message = await peer.receive()
+                if message == "bye":
+                    break
+                echoed += 1
+                await peer.send(f"{principal.user.username}: {message!s}")
+        finally:
+            ex.settle(Usage(input_tokens=echoed, output_tokens=echoed), end_reason="done")
+        await peer.close()
+        return Outcome()
+
+
+async def test_hook_register_endpoint_drivers(serve: Any) -> None:
+    import websockets
+
+    class DriverPlugin:
+        __name__ = "hooktest-drivers"
+
+        @hookimpl
+        def register_endpoint_drivers(self, register: Callable[[EndpointDriver], None]) -> None:
+            register(WhoAmIDriver())
+
+        @hookimpl
+        def register_formats(self, register: Callable[[InboundFormat], None]) -> None:
+            register(WhoAmIFormat())
+
+    served = await serve(DriverPlugin())
+    assert served.gw.drivers["whoami"].kind == "whoami"
+    key = served.client.api_key
+    async with httpx.AsyncClient(base_url=served.server.base_url) as http:
+        resp = await http.get("/whoami/blue", headers={"X-Plain-Key": key})
+        assert resp.status_code == 200, resp.text
+        # path parameters and route options reach the driver
+        assert resp.json() == {"user": "root", "tag": "blue", "greeting": "hi"}
+        resp = await http.get("/whoami/blue?fail=1", headers={"X-Plain-Key": key})
+        assert (resp.status_code, resp.json()["problem"]) == (400, "asked to fail")  # in the format's shape
+        resp = await http.get("/whoami/blue")
+        assert resp.status_code == 401
+
+    ws_url = served.server.base_url.replace("http://", "ws://") + "/whoami/ws?model=" + MODEL
+    async with websockets.connect(ws_url, additional_headers={"X-Plain-Key": key}) as ws:
+        for text in ("one", "two"):
+            await ws.send(text)
+            assert await ws.recv() == f"root: {text}"
+        await ws.send("bye")
+    (row,) = await served.logs()  # the session settled once, billed and logged like a request
+    assert (row.model_name, row.prompt_tokens, row.completion_tokens) == (MODEL, 2, 2)
+    assert row.quota > 0
+    # a bad key is refused before the upgrade completes, with the format's error
+    with pytest.raises(websockets.InvalidStatus) as refused:
+        async with websockets.connect(ws_url, additional_headers={"X-Plain-Key": "sk-wrong"}):
+            pass
+    assert refused.value.response.status_code == 401
+
+
 async def test_hook_register_request_rewriters(serve: Any, fake_openai: Any) -> None:
     seen: list[str] = []
 
@@ -400,20 +521,23 @@ async def test_hook_register_authenticators(serve: Any) -> None:
         """Admits one shared team key as the root user (no per-key quota)."""
 
         kind = "api_key"
-        gateway = None  # the core binds itself here when the gateway is built
+
+        def __init__(self, services: Services) -> None:
+            self.services = services  # the plugins' door to the running gateway
 
         async def authenticate(self, req: AuthRequest) -> Principal | None:  # may be async
             if req.headers.get("authorization") != "Bearer team-secret":
                 return None  # not ours: the next authenticator decides
-            user = next(u for u in self.gateway.snapshot.users.values() if u.username == "root")
+            user = self.services.user_by_name("root")
+            assert user is not None
             return Principal(user=user, group=user.group, via="api_key")
 
     class AuthPlugin:
         __name__ = "hooktest-authenticators"
 
         @hookimpl
-        def register_authenticators(self, register: Callable[[Any], None]) -> None:
-            register(TeamKey())
+        def register_authenticators(self, register: Callable[[Any], None], services: Services) -> None:
+            register(TeamKey(services))
 
     served = await serve(AuthPlugin(), api_key="team-secret")
     reply = await served.chat()
@@ -525,20 +649,23 @@ async def test_hook_register_payment_providers(make_gateway: Any) -> None:
     provider = FakePay()
     webhooks = Blueprint("hooktest_fakepay", __name__)
 
-    @webhooks.post("/webhook")
-    async def webhook() -> dict[str, Any]:
-        # the payment plugin's own route finds its provider on the gateway
-        return await current_app.faregate.payment_providers["fakepay"].parse_webhook(await request.get_json())
-
     class PaymentPlugin:
         __name__ = "hooktest-payments"
 
         @hookimpl
         def register_payment_providers(self, register: Callable[[Any], None]) -> None:
             register(provider)
+            register(FakePay())  # a duplicate name: the first registration wins
 
         @hookimpl
-        def register_routes(self, register: Callable[..., None]) -> None:
+        def register_routes(self, register: Callable[..., None], services: Services) -> None:
+            @webhooks.post("/webhook")
+            async def webhook() -> dict[str, Any]:
+                # the payment plugin's own route finds its provider through services
+                found = services.payment_provider("fakepay")
+                assert found is provider
+                return await found.parse_webhook(await request.get_json())  # type: ignore[no-any-return]
+
             register(webhooks, url_prefix="/api/pay/fakepay")
 
     server = await make_gateway(plugins=load_plugins(allow=[], extra=[PaymentPlugin()]))

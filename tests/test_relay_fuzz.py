@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from faregate.testing.fake_openai import FakeOpenAI
 from faregate.testing.harness import GatewayProcess
+from faregate_adapter_openai.testing import FakeOpenAI
 
 PASSWORD = "fuzz-password"
 
@@ -37,7 +37,7 @@ class LoopThread:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory) -> Iterator[tuple[str, str]]:
-    fake_anthropic = pytest.importorskip("faregate.testing.fake_anthropic")
+    fake_anthropic = pytest.importorskip("faregate_adapter_anthropic.testing")
     loops = LoopThread()
     openai_up, anthropic_up = FakeOpenAI(), fake_anthropic.FakeAnthropic()
     loops.run(openai_up.start())

@@ -12,8 +12,8 @@ import pytest
 
 from faregate import jsonutil
 from faregate.db import models as m
-from faregate.testing.fake_openai import FakeOpenAI, Fault
-from faregate.testing.openai_schema import validate_chat_chunk, validate_chat_completion, validate_error
+from faregate_adapter_openai.testing import FakeOpenAI, Fault
+from faregate_adapter_openai.testing.schema import validate_chat_chunk, validate_chat_completion, validate_error
 
 MODEL = "gpt-4o-mini"
 RATIO, COMPLETION = 0.075, 4.0  # built-in ratios of gpt-4o-mini
@@ -345,19 +345,20 @@ def database(request) -> str:
 
 @pytest.mark.parametrize("limit_on", ["token", "user"])
 async def test_concurrent_requests_cannot_overspend(database, make_gateway, limit_on):
-    from faregate.billing.pricing import estimate_tokens, reserve_quota
+    from faregate.billing.pricing import reserve_quota
     from faregate.testing.harness import AdminClient
+    from faregate.tokens import estimator
 
     gw = await make_gateway(db_url=database)
     admin = AdminClient(gw.base_url)
     await admin.setup_root()
-    async with FakeOpenAI(latency=0.3) as fake:
+    async with FakeOpenAI(latency=1.0) as fake:
         await admin.add_channel(base_url=fake.base_url, models=MODEL)
         messages = [{"role": "user", "content": "spend"}]
         from faregate.billing.pricing import Price
 
         one = reserve_quota(Price(model_ratio=RATIO, completion_ratio=COMPLETION),
-                            estimate_tokens(len("spend") + 8), 100)
+                            estimator.text("spend") + estimator.MESSAGE_OVERHEAD, 100)
         budget = math.floor(one * 1.5)
         if limit_on == "token":
             key = await admin.add_token(remain_quota=budget)

@@ -8,8 +8,8 @@ import time
 import httpx
 import pytest
 
-from faregate.testing.fake_openai import FakeOpenAI
 from faregate.testing.harness import GatewayProcess
+from faregate_adapter_openai.testing import FakeOpenAI
 
 PASSWORD = "scale-out-pw"
 

@@ -10,7 +10,7 @@ import pytest
 
 from faregate.db import models as m
 from faregate.security.redact import RedactingFilter, redact
-from faregate.testing.fake_openai import Fault
+from faregate_adapter_openai.testing import Fault
 
 UPSTREAM_KEY = "sk-upstreamSECRETvalue0123456789"
 

@@ -1,52 +1,86 @@
 """The objects plugins hand to the core through ``register_*`` hooks.
 
-Hooks are synchronous and run once at start; what they register are these objects,
-whose methods the relay calls directly on the hot path (a pluggy call per request
-costs tens of microseconds). Methods documented as "may be async" are awaited with
-:func:`faregate.hooks.await_me_maybe`.
+The ``register_*`` hooks are synchronous and run once at start; what they register
+are these objects, whose methods the core calls directly on the hot path (a pluggy
+call per request costs tens of microseconds). Methods documented as "may be async"
+are awaited with :func:`faregate.hooks.await_me_maybe` (a usage recorder's coroutine
+by the ledger). Plugins import all of this through :mod:`faregate.api`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from faregate.canonical import ChatRequest, ChatResponse, StreamEvent, Usage
 from faregate.errors import GatewayError
+from faregate.framing import Framing
+
+if TYPE_CHECKING:
+    from faregate.billing.ledger import LogEntry
+    from faregate.billing.pricing import Price
+    from faregate.exchange.exchange import Exchange
+    from faregate.exchange.inbound import InboundRequest, Outcome
+    from faregate.principals import AuthRequest, Principal
+    from faregate.state.snapshot import ChannelEntry
 
 # ---- shared value types ---------------------------------------------------------------
 
+WEBSOCKET = "WEBSOCKET"  # Route.method of a WebSocket route
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, frozen=True)
 class Route:
-    """A relay route an inbound format serves. ``kind`` tells the core which pipeline
-    runs it: ``chat`` (the generic relay) or ``count_tokens``."""
+    """A route an inbound format serves.
+
+    ``path`` uses ``{name}`` for a path parameter (``{name:path}`` lets it contain
+    slashes); the edge hands the values to the endpoint in
+    :attr:`InboundRequest.path_params`. ``kind`` names the endpoint driver that runs
+    it (``chat``, ``count_tokens``, ``models``, ``model``, … see
+    ``register_endpoint_drivers``). ``options`` are constants the format reads back
+    per request (e.g. ``{"stream": True}`` for a streaming-only path).
+    ``method`` is an HTTP method, or ``WEBSOCKET``."""
 
     method: str
     path: str
     kind: str = "chat"
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
 class RequestSummary:
-    """What the core needs from a client body without converting it."""
+    """What the core needs from a client request without converting it.
+
+    ``prompt_tokens`` is the format's estimate of the whole input (system text,
+    messages, tools, images) made with the shared estimator
+    (:data:`faregate.tokens.estimator`); it sizes the reservation and bills a reply
+    whose upstream reported no usage."""
 
     model: str
     stream: bool = False
     max_tokens: int | None = None
     include_usage: bool = False
-    prompt_chars: int = 0
+    prompt_tokens: int = 0
+
+
+@dataclass(slots=True)
+class TokenCount:
+    """A counted request (``count_tokens`` endpoints): its model and input tokens."""
+
+    model: str
+    input_tokens: int
 
 
 @dataclass(slots=True)
 class UpstreamTarget:
-    """Where and how to call one channel for one attempt."""
+    """Where and how to call one channel for one attempt. ``model`` is the upstream
+    model name (after model mapping and rewriters): providers name no other."""
 
     base_url: str
     key: str
-    model: str  # the upstream model name (after model mapping)
+    model: str
     stream: bool
     channel_type: int
     other: str = ""
@@ -89,7 +123,8 @@ class StreamEncoder(ABC):
 
 
 class InboundFormat(ABC):
-    """A wire format clients speak to the gateway (e.g. ``openai.chat``)."""
+    """A wire format clients speak to the gateway (e.g. ``openai.chat``): its routes,
+    where its clients put the key, how its requests, answers and errors look."""
 
     name: str
     #: media type of a streamed response
@@ -98,19 +133,21 @@ class InboundFormat(ABC):
     @abstractmethod
     def routes(self) -> list[Route]: ...
 
-    def api_key(self, headers: Mapping[str, str], args: Mapping[str, str]) -> str | None:
+    def api_key(self, request: InboundRequest) -> str | None:
         """Where this format's clients put the key. Default: ``Authorization: Bearer``."""
-        auth = headers.get("authorization", "")
-        if auth[:7].lower() == "bearer ":
-            return auth[7:].strip()
-        return None
+        from faregate.principals import bearer_token
+
+        return bearer_token(request.headers)
 
     @abstractmethod
-    def summarize(self, body: dict[str, Any]) -> RequestSummary:
-        """Read model, stream flag and size hints; raise ``GatewayError`` 400 on bad input."""
+    def summarize(self, body: dict[str, Any], request: InboundRequest) -> RequestSummary:
+        """Read model, stream flag and size hints; raise ``GatewayError`` 400 on bad input.
+        ``request`` carries what the body does not (path parameters, query, route options)."""
 
     @abstractmethod
-    def parse(self, body: dict[str, Any]) -> ChatRequest: ...
+    def parse(self, body: dict[str, Any], summary: RequestSummary) -> ChatRequest:
+        """The body in the canonical model (only when converting for another format's
+        channel); its ``model`` is ``summary.model``."""
 
     @abstractmethod
     def render_response(self, response: ChatResponse, requested_model: str) -> dict[str, Any]: ...
@@ -119,25 +156,37 @@ class InboundFormat(ABC):
     def stream_encoder(self, summary: RequestSummary, request_id: str) -> StreamEncoder: ...
 
     @abstractmethod
-    def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]: ...
+    def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
+        """The format's error body and status for ``err``: the one renderer of this
+        format's errors (relay, model lists, token counting, body limits)."""
 
     # model lists ---------------------------------------------------------------
-    def claims_model_list(self, headers: Mapping[str, str], args: Mapping[str, str]) -> bool:
-        """True when a ``GET /v1/models`` request is in this format (by its headers)."""
+    def claims_model_list(self, request: InboundRequest) -> bool:
+        """True when a shared ``GET /v1/models`` request is in this format (by its
+        headers or query)."""
         return False
 
-    def render_model_list(self, models: list[ModelInfo]) -> dict[str, Any] | None:
+    def render_model_list(self, models: list[ModelInfo], request: InboundRequest) -> dict[str, Any] | None:
         return None
 
     def render_model(self, model: ModelInfo) -> dict[str, Any] | None:
         return None
+
+    # token counting --------------------------------------------------------------
+    def count_tokens(self, body: dict[str, Any], request: InboundRequest) -> TokenCount:
+        """Validate a token-counting request and estimate its input (routes of kind
+        ``count_tokens``); raise ``GatewayError`` 400 on bad input."""
+        raise GatewayError(404, f"{self.name} has no token counting", code="not_found")
+
+    def render_token_count(self, count: TokenCount) -> dict[str, Any]:
+        return {"input_tokens": count.input_tokens}
 
 
 # ---- providers (channel types) ------------------------------------------------------------
 
 
 class StreamParser(ABC):
-    """Turns one upstream SSE event into canonical events. Stateful: one per stream.
+    """Turns one upstream stream event into canonical events. Stateful: one per stream.
     ``feed`` may raise ``ValueError``/``TypeError`` (a JSON error included) on a
     malformed event: the core ends the stream with an in-band ``bad_response_body``."""
 
@@ -148,8 +197,8 @@ class StreamParser(ABC):
 
 
 class PassthroughStream(ABC):
-    """For same-format streams: decides per upstream SSE event whether its raw bytes
-    go to the client, and reads usage on the side."""
+    """For same-format streams: decides per upstream event whether its raw bytes go to
+    the client, and reads usage on the side."""
 
     usage: Usage | None = None
     done: bool = False
@@ -167,12 +216,19 @@ class PassthroughStream(ABC):
 
 class Provider(ABC):
     """A channel type: how to call one kind of upstream and read what comes back.
-    Pure functions of their inputs; the core does the I/O."""
+    Pure functions of their inputs; the core does the I/O. Most providers derive from
+    :class:`faregate.kit.HttpJsonProvider`, which implements the plumbing from a few
+    declarations."""
 
     name: str
     channel_types: tuple[int, ...]
     native_format: str | None = None
     default_base_url: str = ""
+    #: how the upstream frames a streamed body (SSE, JSON array, JSON lines, AWS event-stream)
+    stream_framing: Framing = Framing.SSE
+    #: an async step before each attempt that turns the channel key into the credential the
+    #: upstream wants (token-exchange vendors); None for plain keys
+    prepare_credential: Callable[[UpstreamTarget], Awaitable[str]] | None = None
 
     @abstractmethod
     def build_request(self, request: ChatRequest, target: UpstreamTarget) -> UpstreamRequest: ...
@@ -205,61 +261,80 @@ class Provider(ABC):
         return []
 
 
+# ---- endpoint drivers ---------------------------------------------------------------------
+
+
+class EndpointDriver(Protocol):
+    """Runs the routes of one ``kind``: reads the exchange's inbound request, goes
+    through admission and attempts as the kind needs, and returns an outcome for the
+    edge to send. Errors are raised as ``GatewayError`` (rendered in the client's
+    format by the core, reservation refunded)."""
+
+    kind: str
+
+    async def handle(self, exchange: Exchange) -> Outcome: ...
+
+
 # ---- policy objects ------------------------------------------------------------------------
 
 
 class RequestRewriter(Protocol):
-    """``rewrite(ctx)`` may change ``ctx.canonical``/``ctx.body`` before the upstream call.
-    May be async."""
+    """``rewrite(exchange)`` may change ``exchange.upstream_model``, the canonical request
+    or the body before the upstream call. May be async."""
 
-    def rewrite(self, ctx: Any) -> Any: ...
+    def rewrite(self, exchange: Exchange) -> Awaitable[None] | None: ...
 
 
 class ChannelFilter(Protocol):
-    """``filter(candidates, ctx)`` returns the channels still allowed (sync)."""
+    """``filter(candidates, exchange)`` returns the channels still allowed (sync)."""
 
-    def filter(self, candidates: list[Any], ctx: Any) -> list[Any]: ...
+    def filter(self, candidates: list[ChannelEntry], exchange: Exchange) -> list[ChannelEntry]: ...
 
 
 class ChannelSelector(Protocol):
-    """``select(candidates, ctx)`` returns one channel or None (sync; hot path)."""
+    """``select(candidates, exchange)`` returns one channel or None (sync; hot path)."""
 
-    def select(self, candidates: list[Any], ctx: Any) -> Any | None: ...
+    def select(self, candidates: list[ChannelEntry], exchange: Exchange) -> ChannelEntry | None: ...
 
 
 class Authenticator(Protocol):
     """``kind`` is ``api_key``, ``session`` or ``access_token``; ``authenticate(request)``
-    returns a principal or None. May be async."""
+    returns a principal, or None to let the next authenticator look. An ``api_key``
+    authenticator may also raise ``GatewayError`` to refuse a key it recognises
+    (disabled, expired, wrong IP…). May be async."""
 
     kind: str
 
-    def authenticate(self, request: Any) -> Any: ...
+    def authenticate(self, request: AuthRequest) -> Principal | None | Awaitable[Principal | None]: ...
 
 
 class QuotaCheck(Protocol):
-    """``check(ctx, estimate)`` returns None to allow or a ``GatewayError`` to deny.
+    """``check(exchange, estimate)`` returns None to allow or a ``GatewayError`` to deny.
     May be async."""
 
-    def check(self, ctx: Any, estimate: int) -> Any: ...
+    def check(self, exchange: Exchange, estimate: int) -> GatewayError | None | Awaitable[GatewayError | None]: ...
 
 
 class Pricer(Protocol):
-    """``price(ctx, usage)`` returns a :class:`faregate.relay.pricing.Price` or None to
-    let the next pricer decide (sync; hot path)."""
+    """``price(exchange, usage)`` returns a :class:`faregate.billing.pricing.Price` or
+    None to let the next pricer decide (sync; hot path)."""
 
-    def price(self, ctx: Any, usage: Usage | None) -> Any: ...
+    def price(self, exchange: Exchange, usage: Usage | None) -> Price | None: ...
 
 
 class UsageRecorder(Protocol):
-    """``record(entry)`` receives every finished request's log entry. May be async;
-    errors are logged, never propagated."""
+    """``record(entry)`` receives every finished request's log entry
+    (:class:`faregate.billing.ledger.LogEntry`) at the ledger's next flush. May be
+    ``async def`` (the ledger awaits a coroutine it returns); errors are logged, never
+    propagated."""
 
-    def record(self, entry: Any) -> Any: ...
+    def record(self, entry: LogEntry) -> Coroutine[Any, Any, None] | None: ...
 
 
 class PaymentProvider(Protocol):
-    """A payment gateway. ``name`` plus async ``create_checkout`` and
-    ``parse_webhook``; its webhook routes come through ``register_routes``."""
+    """A payment gateway. The core reads only ``name`` (``services.payment_provider(name)``
+    finds it); by convention it also has async ``create_checkout`` and ``parse_webhook``
+    (docs/plugin-hooks.md), and its webhook routes come through ``register_routes``."""
 
     name: str
 
@@ -275,3 +350,15 @@ class StorageBackend:
     def tortoise_connection(self, url: str) -> dict[str, Any] | str:
         """The tortoise connection config for ``url``; defaults to the URL itself."""
         return url
+
+
+@dataclass(slots=True, frozen=True)
+class DbModels:
+    """A plugin's own tables: ``app`` (a short unique label, e.g. ``payments_stripe``),
+    the module holding its tortoise models, and the package of its migrations
+    (tortoise migration files, like the core's). ``faregate migrate`` applies them on
+    every engine after the core's."""
+
+    app: str
+    models: str
+    migrations: str

@@ -1,4 +1,5 @@
-"""Errors the relay raises; each inbound format renders them in its own shape."""
+"""Errors of an exchange; each inbound format renders them in its own shape
+(``InboundFormat.render_error``)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,15 @@ from __future__ import annotations
 class GatewayError(Exception):
     """A request failed with an HTTP ``status``, an error ``type`` and ``code``.
 
-    ``retryable`` is decided by the retry policy for upstream errors; local errors
-    (bad input, auth, quota) never retry. ``disable_channel`` asks the router to
-    auto-ban the channel that produced it.
+    ``upstream`` marks an error that came from calling an upstream (its error answer or
+    a failed connection); a format may pass such an error's own type through to the
+    client. Within the attempt loop an upstream's error answer moves on to another
+    channel when its status is retryable (the ``AutomaticRetryStatusCodes`` option; never
+    a ``bad_response_body``) and may disable the channel (``AutomaticDisableStatusCodes``,
+    dead-key codes and types, disable keywords); a failed connection always moves on.
+    The gateway's own errors (bad input, auth, quota) come before any attempt and never
+    retry. ``retry_after`` (seconds, from the upstream's ``Retry-After``) is sent to the
+    client as ``Retry-After`` with the error response.
     """
 
     def __init__(

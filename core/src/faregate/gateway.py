@@ -10,21 +10,43 @@ import logging
 import os
 import time
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from faregate.billing.ledger import QuotaLedger, sweep_dead_workers
-from faregate.contracts import InboundFormat, Provider, StorageBackend
+from faregate.contracts import DbModels, EndpointDriver, InboundFormat, PaymentProvider, Provider, StorageBackend
 from faregate.db import models as m
 from faregate.db import storage
 from faregate.hooks import GatewayHooks
 from faregate.plugins import PluginSet
-from faregate.relay.upstream import UpstreamClient
 from faregate.security.crypto import SecretBox, load_or_create_secret
+from faregate.services import Services
 from faregate.settings import CORE_SETTINGS, Settings
 from faregate.state.changefeed import ChangeFeed
 from faregate.state.snapshot import Snapshot
+from faregate.upstream import UpstreamClient
+
+if TYPE_CHECKING:
+    from quart import Quart
 
 log = logging.getLogger("faregate")
+
+T = TypeVar("T")
+
+
+def first_by_name(objects: list[T], what: str, key: str = "name") -> dict[str, T]:
+    """Registered objects by name; the first registration of a name wins (hook order:
+    installed plugins before the core's trylast defaults), the others are reported."""
+    found: dict[str, T] = {}
+    for obj in objects:
+        name = getattr(obj, key)
+        if name in found:
+            log.warning("%s %s registered twice; keeping the first", what, name)
+            continue
+        found[name] = obj
+    return found
+
+
+AUTHENTICATOR_KINDS = ("api_key", "session", "access_token")
 
 
 class Gateway:
@@ -32,38 +54,45 @@ class Gateway:
         self.plugins = plugins
         self.hooks = GatewayHooks(plugins.pm)
         self.settings = Settings([*CORE_SETTINGS, *self.hooks.settings()], overrides)
-        self.formats: dict[str, InboundFormat] = {}
-        for fmt in self.hooks.formats():
-            if fmt.name in self.formats:
-                log.warning("format %s registered twice; keeping the first", fmt.name)
-                continue
-            self.formats[fmt.name] = fmt
+        self.services = Services(self)
+        hooks, services = self.hooks, self.services
+        self.formats: dict[str, InboundFormat] = first_by_name(hooks.formats(services), "format")
+        self.drivers: dict[str, EndpointDriver] = first_by_name(hooks.endpoint_drivers(services),
+                                                                "endpoint kind", key="kind")
+        self.provider_list: list[Provider] = hooks.providers(services)
         self.providers: dict[int, Provider] = {}
-        self.provider_list: list[Provider] = self.hooks.providers()
         for provider in self.provider_list:
             for channel_type in provider.channel_types:
-                self.providers.setdefault(channel_type, provider)
-        self.request_rewriters = self._bind(self.hooks.request_rewriters())
-        self.channel_filters = self._bind(self.hooks.channel_filters())
-        self.channel_selectors = self._bind(self.hooks.channel_selectors())
-        authenticators = self._bind(self.hooks.authenticators())
+                if channel_type in self.providers:
+                    log.warning("channel type %s is served by %s and %s; keeping %s", channel_type,
+                                self.providers[channel_type].name, provider.name, self.providers[channel_type].name)
+                    continue
+                self.providers[channel_type] = provider
+        self.request_rewriters = hooks.request_rewriters(services)
+        self.channel_filters = hooks.channel_filters(services)
+        self.channel_selectors = hooks.channel_selectors(services)
+        authenticators = hooks.authenticators(services)
+        for authenticator in authenticators:
+            if authenticator.kind not in AUTHENTICATOR_KINDS:
+                log.warning("authenticator %r has unknown kind %r (known: %s); never used", authenticator,
+                            authenticator.kind, ", ".join(AUTHENTICATOR_KINDS))
         self.api_key_authenticators = [a for a in authenticators if a.kind == "api_key"]
         self.management_authenticators = [a for a in authenticators if a.kind in ("session", "access_token")]
-        self.quota_checks = self._bind(self.hooks.quota_checks())
-        self.pricers = self._bind(self.hooks.pricers())
-        self.usage_recorders = self._bind(self.hooks.usage_recorders())
-        self.payment_providers: dict[str, Any] = {}
-        for payment in self._bind(self.hooks.payment_providers()):
-            self.payment_providers.setdefault(payment.name, payment)  # first wins, as for formats
-        self.storage_backends: list[StorageBackend] = self.hooks.storage_backends()
+        self.quota_checks = hooks.quota_checks(services)
+        self.pricers = hooks.pricers(services)
+        self.usage_recorders = hooks.usage_recorders(services)
+        self.payment_providers: dict[str, PaymentProvider] = first_by_name(hooks.payment_providers(services),
+                                                                           "payment provider")
+        self.storage_backends: list[StorageBackend] = hooks.storage_backends()
+        self.db_models: list[DbModels] = list(first_by_name(hooks.db_models(), "tables of app", key="app").values())
         data_dir = self.settings.data_dir
         crypto_secret = self.settings.crypto_secret or load_or_create_secret(data_dir, "crypto.secret")
         self.session_secret = self.settings.session_secret or load_or_create_secret(data_dir, "session.secret")
         self.box = SecretBox(crypto_secret)
         self.db_url = self.settings.db_url or storage.default_url(data_dir)
-        self.backend, self.db_config = storage.tortoise_config(self.db_url, self.storage_backends)
+        self.backend, self.db_config = storage.tortoise_config(self.db_url, self.storage_backends, self.db_models)
         self.snapshot = Snapshot(self.box)
-        self.feed: ChangeFeed = None  # type: ignore[assignment]  # made in start()
+        self.feed: ChangeFeed  # made in start(), once storage is open
         self.ledger = QuotaLedger(flush_interval=self.settings.flush_interval,
                                   lease_idle=self.settings.lease_idle_seconds)
         self.ledger.recorders = self.usage_recorders
@@ -73,15 +102,8 @@ class Gateway:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sweeper: asyncio.Task[Any] | None = None
 
-    def _bind(self, objects: list[Any]) -> list[Any]:
-        """Give core-provided policy objects a handle on the gateway."""
-        for obj in objects:
-            if getattr(obj, "gateway", 0) is None:
-                obj.gateway = self
-        return objects
-
     # ---- lifecycle ------------------------------------------------------------------
-    async def start(self, app: Any) -> None:
+    async def start(self, app: Quart) -> None:
         if self.settings.migrate:
             await storage.migrate(self.db_config)
         await storage.open_storage(self.db_config)
@@ -92,10 +114,10 @@ class Gateway:
         await self.ledger.start()
         await self.upstream.start()
         self._sweeper = asyncio.create_task(self._sweep_loop(), name="lease-sweeper")
-        await self.hooks.startup(app)
+        await self.hooks.startup(app, self.services)
 
-    async def stop(self, app: Any) -> None:
-        await self.hooks.shutdown(app)
+    async def stop(self, app: Quart) -> None:
+        await self.hooks.shutdown(app, self.services)
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

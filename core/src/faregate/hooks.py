@@ -4,15 +4,38 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pluggy
 
+if TYPE_CHECKING:
+    from quart import Blueprint, Quart
+
+    from faregate.contracts import (
+        Authenticator,
+        ChannelFilter,
+        ChannelSelector,
+        DbModels,
+        EndpointDriver,
+        InboundFormat,
+        PaymentProvider,
+        Pricer,
+        Provider,
+        QuotaCheck,
+        RequestRewriter,
+        StorageBackend,
+        UsageRecorder,
+    )
+    from faregate.services import Services
+    from faregate.settings import Setting
+
 log = logging.getLogger("faregate.plugins")
 
+T = TypeVar("T")
 
-async def await_me_maybe(value: Any) -> Any:
+
+async def await_me_maybe(value: T | Awaitable[T] | Callable[[], T | Awaitable[T]]) -> T:
     """Call ``value`` if callable, then await it if awaitable (datasette's convention)."""
     if callable(value):
         value = value()
@@ -43,56 +66,62 @@ class GatewayHooks:
         self.pm = pm
         self.hook = pm.hook
 
-    def settings(self) -> list[Any]:
+    def settings(self) -> list[Setting]:
         return collect(self.hook.register_settings)
 
-    def routes(self) -> list[tuple[Any, str | None]]:
-        found: list[tuple[Any, str | None]] = []
+    def db_models(self) -> list[DbModels]:
+        return collect(self.hook.register_db_models)
 
-        def register(blueprint: Any, url_prefix: str | None = None) -> None:
-            found.append((blueprint, url_prefix))
-
-        self.hook.register_routes(register=register)
-        return found
-
-    def formats(self) -> list[Any]:
-        return collect(self.hook.register_formats)
-
-    def providers(self) -> list[Any]:
-        return collect(self.hook.register_providers)
-
-    def request_rewriters(self) -> list[Any]:
-        return collect(self.hook.register_request_rewriters)
-
-    def channel_filters(self) -> list[Any]:
-        return collect(self.hook.register_channel_filters)
-
-    def channel_selectors(self) -> list[Any]:
-        return collect(self.hook.register_channel_selectors)
-
-    def authenticators(self) -> list[Any]:
-        return collect(self.hook.register_authenticators)
-
-    def quota_checks(self) -> list[Any]:
-        return collect(self.hook.register_quota_checks)
-
-    def pricers(self) -> list[Any]:
-        return collect(self.hook.register_pricers)
-
-    def usage_recorders(self) -> list[Any]:
-        return collect(self.hook.register_usage_recorders)
-
-    def payment_providers(self) -> list[Any]:
-        return collect(self.hook.register_payment_providers)
-
-    def storage_backends(self) -> list[Any]:
+    def storage_backends(self) -> list[StorageBackend]:
         return collect(self.hook.register_storage_backends)
 
-    async def startup(self, app: Any) -> None:
-        await acall_all(self.hook.startup(app=app))
+    def routes(self, services: Services) -> list[tuple[Blueprint, str | None]]:
+        found: list[tuple[Blueprint, str | None]] = []
 
-    async def shutdown(self, app: Any) -> None:
-        for result in self.hook.shutdown(app=app):
+        def register(blueprint: Blueprint, url_prefix: str | None = None) -> None:
+            found.append((blueprint, url_prefix))
+
+        self.hook.register_routes(register=register, services=services)
+        return found
+
+    def endpoint_drivers(self, services: Services) -> list[EndpointDriver]:
+        return collect(self.hook.register_endpoint_drivers, services=services)
+
+    def formats(self, services: Services) -> list[InboundFormat]:
+        return collect(self.hook.register_formats, services=services)
+
+    def providers(self, services: Services) -> list[Provider]:
+        return collect(self.hook.register_providers, services=services)
+
+    def request_rewriters(self, services: Services) -> list[RequestRewriter]:
+        return collect(self.hook.register_request_rewriters, services=services)
+
+    def channel_filters(self, services: Services) -> list[ChannelFilter]:
+        return collect(self.hook.register_channel_filters, services=services)
+
+    def channel_selectors(self, services: Services) -> list[ChannelSelector]:
+        return collect(self.hook.register_channel_selectors, services=services)
+
+    def authenticators(self, services: Services) -> list[Authenticator]:
+        return collect(self.hook.register_authenticators, services=services)
+
+    def quota_checks(self, services: Services) -> list[QuotaCheck]:
+        return collect(self.hook.register_quota_checks, services=services)
+
+    def pricers(self, services: Services) -> list[Pricer]:
+        return collect(self.hook.register_pricers, services=services)
+
+    def usage_recorders(self, services: Services) -> list[UsageRecorder]:
+        return collect(self.hook.register_usage_recorders, services=services)
+
+    def payment_providers(self, services: Services) -> list[PaymentProvider]:
+        return collect(self.hook.register_payment_providers, services=services)
+
+    async def startup(self, app: Quart, services: Services) -> None:
+        await acall_all(self.hook.startup(app=app, services=services))
+
+    async def shutdown(self, app: Quart, services: Services) -> None:
+        for result in self.hook.shutdown(app=app, services=services):
             try:
                 await await_me_maybe(result)
             except Exception:  # one plugin's failed shutdown must not stop the rest

@@ -2,9 +2,11 @@
 
 Rules (see docs/plugin-hooks.md): ``register_*`` hooks are synchronous, run once at
 start and receive a ``register`` callable; what they register are objects whose
-methods the core calls directly per request. ``startup``/``shutdown`` may return an
-awaitable. No hook is ``firstresult``: results are collected and the core decides.
-A hookimpl may accept any subset of the arguments.
+methods the core calls directly per request. Hooks that build such objects also offer
+``services`` (:class:`faregate.services.Services`), the plugins' door to the running
+gateway. ``startup``/``shutdown`` may return an awaitable. No hook is
+``firstresult``: results are collected and the core decides. A hookimpl may accept
+any subset of the arguments.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
         Authenticator,
         ChannelFilter,
         ChannelSelector,
+        DbModels,
+        EndpointDriver,
         InboundFormat,
         PaymentProvider,
         Pricer,
@@ -30,6 +34,7 @@ if TYPE_CHECKING:
         StorageBackend,
         UsageRecorder,
     )
+    from faregate.services import Services
     from faregate.settings import Setting
 
 PROJECT = "faregate"
@@ -45,112 +50,144 @@ def register_settings(register: Callable[[Setting], None]) -> None:
 
 
 @hookspec
-def startup(app: Quart) -> Any:
-    """Run once when the service starts, after storage is ready. May return an awaitable.
+def register_db_models(register: Callable[[DbModels], None]) -> None:
+    """Add the plugin's own tables and their migrations, applied by ``faregate migrate``
+    (and at start) on every storage engine.
 
-    :param app: the Quart application; ``app.faregate`` is the gateway state.
+    :param register: call with a :class:`faregate.contracts.DbModels`.
     """
 
 
 @hookspec
-def shutdown(app: Quart) -> Any:
+def startup(app: Quart, services: Services) -> Any:
+    """Run once when the service starts, after storage is ready. May return an awaitable.
+
+    :param app: the Quart application.
+    :param services: the plugins' door to the running gateway.
+    """
+
+
+@hookspec
+def shutdown(app: Quart, services: Services) -> Any:
     """Run once when the service stops, before storage closes. May return an awaitable.
 
     :param app: the Quart application.
+    :param services: the plugins' door to the running gateway.
     """
 
 
 @hookspec
-def register_routes(register: Callable[..., None]) -> None:
+def register_routes(register: Callable[..., None], services: Services) -> None:
     """Add HTTP routes (webhooks, admin pages).
 
     :param register: ``register(blueprint, url_prefix=None)`` with a Quart blueprint.
+    :param services: the plugins' door to the running gateway.
     """
 
 
 @hookspec
-def register_formats(register: Callable[[InboundFormat], None]) -> None:
+def register_endpoint_drivers(register: Callable[[EndpointDriver], None], services: Services) -> None:
+    """Add endpoint kinds: the driver that runs every route whose ``Route.kind`` is its
+    ``kind`` (the core drives ``chat``, ``count_tokens``, ``models`` and ``model``).
+
+    :param register: call with an object with ``kind`` and ``async handle(exchange)``.
+    :param services: the plugins' door to the running gateway.
+    """
+
+
+@hookspec
+def register_formats(register: Callable[[InboundFormat], None], services: Services) -> None:
     """Add inbound wire formats: the routes a format serves, how to parse a client
     request into the canonical model and render responses and stream events back.
 
     :param register: call with an :class:`faregate.contracts.InboundFormat`.
+    :param services: the plugins' door to the running gateway.
     """
 
 
 @hookspec
-def register_providers(register: Callable[[Provider], None]) -> None:
+def register_providers(register: Callable[[Provider], None], services: Services) -> None:
     """Add channel types: how to build the upstream request, parse its response,
     stream and errors, and list its models.
 
     :param register: call with a :class:`faregate.contracts.Provider`.
+    :param services: the plugins' door to the running gateway.
     """
 
 
 @hookspec
-def register_request_rewriters(register: Callable[[RequestRewriter], None]) -> None:
+def register_request_rewriters(register: Callable[[RequestRewriter], None], services: Services) -> None:
     """Add request rewriters, applied in order after a channel is chosen.
 
-    :param register: call with an object that has ``rewrite(ctx)``.
+    :param register: call with an object that has ``rewrite(exchange)``.
+    :param services: the plugins' door to the running gateway.
     """
 
 
 @hookspec
-def register_channel_filters(register: Callable[[ChannelFilter], None]) -> None:
+def register_channel_filters(register: Callable[[ChannelFilter], None], services: Services) -> None:
     """Add channel filters that narrow the candidate channels of each attempt.
 
-    :param register: call with an object that has ``filter(candidates, ctx)``.
+    :param register: call with an object that has ``filter(candidates, exchange)``.
+    :param services: the plugins' door to the running gateway.
     """
 
 
 @hookspec
-def register_channel_selectors(register: Callable[[ChannelSelector], None]) -> None:
+def register_channel_selectors(register: Callable[[ChannelSelector], None], services: Services) -> None:
     """Add channel selectors; the first one that returns a channel wins. The core's
     default (priority, then weighted random) is registered ``trylast``.
 
-    :param register: call with an object that has ``select(candidates, ctx)``.
+    :param register: call with an object that has ``select(candidates, exchange)``.
+    :param services: the plugins' door to the running gateway.
     """
 
 
 @hookspec
-def register_authenticators(register: Callable[[Authenticator], None]) -> None:
+def register_authenticators(register: Callable[[Authenticator], None], services: Services) -> None:
     """Add authenticators for API keys, login sessions or access tokens; the first
     non-None principal wins.
 
     :param register: call with an object with ``kind`` and ``authenticate(request)``.
+    :param services: the plugins' door to the running gateway.
     """
 
 
 @hookspec
-def register_quota_checks(register: Callable[[QuotaCheck], None]) -> None:
+def register_quota_checks(register: Callable[[QuotaCheck], None], services: Services) -> None:
     """Add checks run before a request is relayed; any denial wins.
 
-    :param register: call with an object that has ``check(ctx, estimate)``.
+    :param register: call with an object that has ``check(exchange, estimate)``.
+    :param services: the plugins' door to the running gateway.
     """
 
 
 @hookspec
-def register_pricers(register: Callable[[Pricer], None]) -> None:
+def register_pricers(register: Callable[[Pricer], None], services: Services) -> None:
     """Add pricers; the first that returns a price wins. The core's default (new-api
     ratios from options) is registered ``trylast``.
 
-    :param register: call with an object that has ``price(ctx, usage)``.
+    :param register: call with an object that has ``price(exchange, usage)``.
+    :param services: the plugins' door to the running gateway.
     """
 
 
 @hookspec
-def register_usage_recorders(register: Callable[[UsageRecorder], None]) -> None:
+def register_usage_recorders(register: Callable[[UsageRecorder], None], services: Services) -> None:
     """Add recorders that receive each finished request's log entry (metrics,
     exports). Errors are logged, never propagated to the client.
 
     :param register: call with an object that has ``record(entry)``.
+    :param services: the plugins' door to the running gateway.
     """
 
 
 @hookspec
-def register_payment_providers(register: Callable[[PaymentProvider], None]) -> None:
+def register_payment_providers(register: Callable[[PaymentProvider], None], services: Services) -> None:
     """Add payment gateways (top-ups). Their webhooks come through ``register_routes``.
 
     :param register: call with an object with ``name``.
+    :param services: the plugins' door to the running gateway.
     """
 
 

@@ -26,6 +26,7 @@ GROUP = "faregate"
 #: internal modules registered as plugins after the external ones
 DEFAULT_PLUGINS = (
     "faregate.default_plugins.storage_sqlite",
+    "faregate.default_plugins.endpoints",
     "faregate.default_plugins.api_keys",
     "faregate.default_plugins.management_auth",
     "faregate.default_plugins.selection",

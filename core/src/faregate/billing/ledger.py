@@ -1,7 +1,9 @@
 """Exact, fast quota accounting: leases taken atomically from the database, spent
 from memory, flushed in batches.
 
-Invariants (tested in tests/test_billing.py):
+Invariants (tested in core/tests/test_ledger.py on SQLite, and on every storage engine by
+the storage conformance suite, :mod:`faregate.testing.conformance`; tests/test_relay_openai.py,
+tests/test_multiworker.py and tests/test_scale_out.py cover them through the relay):
 
 * A reservation never spends more than the database granted: a worker takes quota
   out of ``users.quota`` / ``tokens.remain_quota`` with one conditional UPDATE
@@ -27,12 +29,18 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
 from faregate.db import models as m
+
+if TYPE_CHECKING:
+    from tortoise.backends.base.client import BaseDBAsyncClient
+    from tortoise.models import Model
+
+    from faregate.contracts import UsageRecorder
 
 log = logging.getLogger("faregate.billing")
 
@@ -85,6 +93,33 @@ class _Swept(Exception):
     """This worker's row is gone: a sweeper returned its leases."""
 
 
+# ---- the balances leases draw from ----------------------------------------------------
+# The one place that tells a user lease from a token lease: everything else passes the
+# lease's kind ("user" or "token") through.
+
+
+def _balance(kind: str) -> tuple[type[Model], str]:
+    """The table and column a lease of ``kind`` draws its quota from."""
+    return (m.User, "quota") if kind == "user" else (m.Token, "remain_quota")
+
+
+async def _take_from_balance(kind: str, ref_id: int, amount: int, conn: BaseDBAsyncClient, *,
+                             only_if_covered: bool = False) -> int:
+    """Subtract ``amount`` from the balance; with ``only_if_covered``, only when it holds
+    at least that much (one conditional UPDATE). Returns how many rows changed (0 or 1)."""
+    model, column = _balance(kind)
+    where: dict[str, Any] = {"id": ref_id}
+    if only_if_covered:
+        where[f"{column}__gte"] = amount
+    return await model.filter(**where).using_db(conn).update(**{column: F(column) - amount})
+
+
+async def _return_to_balance(kind: str, ref_id: int, amount: int, conn: BaseDBAsyncClient) -> None:
+    """Give ``amount`` back to the balance (a returned or swept lease)."""
+    model, column = _balance(kind)
+    await model.filter(id=ref_id).using_db(conn).update(**{column: F(column) + amount})
+
+
 class Reservation:
     __slots__ = ("ledger", "user_id", "token_id", "amount", "settled", "leases")
 
@@ -126,7 +161,7 @@ class QuotaLedger:
         self._task: asyncio.Task[Any] | None = None
         self._flush_lock = asyncio.Lock()
         self._orphans: list[Lease] = []
-        self.recorders: list[Any] = []
+        self.recorders: list[UsageRecorder] = []
 
     # -- lifecycle ---------------------------------------------------------------------
     async def start(self) -> None:
@@ -193,13 +228,7 @@ class QuotaLedger:
 
     async def _lease_from_db(self, kind: str, ref_id: int, amount: int) -> int:
         async with in_transaction() as conn:
-            if kind == "user":
-                changed = await m.User.filter(id=ref_id, quota__gte=amount).using_db(conn).update(
-                    quota=F("quota") - amount)
-            else:
-                changed = await m.Token.filter(id=ref_id, remain_quota__gte=amount).using_db(conn).update(
-                    remain_quota=F("remain_quota") - amount)
-            if not changed:
+            if not await _take_from_balance(kind, ref_id, amount, conn, only_if_covered=True):
                 return 0
             updated = await m.QuotaLease.filter(worker=self.worker_id, kind=kind, ref_id=ref_id).using_db(
                 conn).update(held=F("held") + amount)
@@ -339,11 +368,7 @@ class QuotaLedger:
             # an orphan's spending was never subtracted (its lease money went back): charge it now
             for lease, amount in consumed:
                 if lease.orphaned and amount:
-                    if lease.kind == "user":
-                        await m.User.filter(id=lease.ref_id).using_db(conn).update(quota=F("quota") - amount)
-                    else:
-                        await m.Token.filter(id=lease.ref_id).using_db(conn).update(
-                            remain_quota=F("remain_quota") - amount)
+                    await _take_from_balance(lease.kind, lease.ref_id, amount, conn)
             consumed = [(lease, amount) for lease, amount in consumed if not lease.orphaned]
             if logs:
                 await m.Log.bulk_create([
@@ -376,36 +401,30 @@ class QuotaLedger:
                 await m.QuotaLease.filter(worker=self.worker_id, kind=kind, ref_id=ref).using_db(conn).update(
                     held=F("held") - delta)
                 if key in back and back[key]:
-                    if kind == "user":
-                        await m.User.filter(id=ref).using_db(conn).update(quota=F("quota") + back[key])
-                    else:
-                        await m.Token.filter(id=ref).using_db(conn).update(
-                            remain_quota=F("remain_quota") + back[key])
+                    await _return_to_balance(kind, ref, back[key], conn)
             await m.QuotaLease.filter(worker=self.worker_id, held=0).using_db(conn).delete()
 
     # -- reading -----------------------------------------------------------------------
     async def held_for(self, kind: str, ref_id: int) -> int:
         """Quota leased out of this balance by all workers (still the owner's money)."""
-        rows = await m.QuotaLease.filter(kind=kind, ref_id=ref_id).values_list("held", flat=True)
+        # tortoise types values_list(flat=True) as a list of tuples; flat, it is the values
+        rows = cast("list[int]", await m.QuotaLease.filter(kind=kind, ref_id=ref_id).values_list("held", flat=True))
         return int(sum(rows))
 
 
 async def sweep_dead_workers(stale_after: float) -> int:
     """Return the leases of workers whose heartbeat stopped; returns how many."""
     cutoff = int(time.time() - stale_after)
-    dead = await m.Worker.filter(heartbeat__lt=cutoff).values_list("id", flat=True)
-    orphan_workers = set(await m.QuotaLease.all().distinct().values_list("worker", flat=True))
-    live = set(await m.Worker.filter(heartbeat__gte=cutoff).values_list("id", flat=True))
+    # values_list(flat=True) gives the values (tortoise types them as tuples)
+    dead = cast("list[str]", await m.Worker.filter(heartbeat__lt=cutoff).values_list("id", flat=True))
+    orphan_workers = set(cast("list[str]", await m.QuotaLease.all().distinct().values_list("worker", flat=True)))
+    live = set(cast("list[str]", await m.Worker.filter(heartbeat__gte=cutoff).values_list("id", flat=True)))
     targets = set(dead) | (orphan_workers - live)
     for worker in targets:
         async with in_transaction() as conn:
             leases = await m.QuotaLease.filter(worker=worker).using_db(conn)
             for lease in leases:
-                if lease.kind == "user":
-                    await m.User.filter(id=lease.ref_id).using_db(conn).update(quota=F("quota") + lease.held)
-                else:
-                    await m.Token.filter(id=lease.ref_id).using_db(conn).update(
-                        remain_quota=F("remain_quota") + lease.held)
+                await _return_to_balance(lease.kind, lease.ref_id, lease.held, conn)
             await m.QuotaLease.filter(worker=worker).using_db(conn).delete()
             await m.Worker.filter(id=worker).using_db(conn).delete()
     if targets:

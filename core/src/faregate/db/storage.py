@@ -10,11 +10,12 @@ from typing import Any
 
 from tortoise import Tortoise
 
-from faregate.contracts import StorageBackend
+from faregate.contracts import DbModels, StorageBackend
 from faregate.errors import GatewayError
 
 log = logging.getLogger("faregate.storage")
 
+CORE_APP = "faregate"
 MODELS_MODULE = "faregate.db.models"
 MIGRATIONS_MODULE = "faregate.db.migrations"
 
@@ -33,18 +34,26 @@ def pick_backend(url: str, backends: Sequence[StorageBackend]) -> StorageBackend
     raise GatewayError(500, f"no storage plugin for {scheme!r} URLs (installed: {names})", code="storage")
 
 
-def tortoise_config(url: str, backends: Sequence[StorageBackend]) -> tuple[StorageBackend, dict[str, Any]]:
+def tortoise_config(url: str, backends: Sequence[StorageBackend],
+                    plugin_models: Sequence[DbModels] = ()) -> tuple[StorageBackend, dict[str, Any]]:
+    """The tortoise config for ``url``: the core's app ``faregate`` and one app per
+    plugin that registered tables (``register_db_models``), all on one connection."""
     backend = pick_backend(url, backends)
-    return backend, {
-        "connections": {"default": backend.tortoise_connection(url)},
-        "apps": {"faregate": {"models": [MODELS_MODULE], "migrations": MIGRATIONS_MODULE,
-                              "default_connection": "default"}},
-        "use_tz": False,
+    apps: dict[str, dict[str, Any]] = {
+        CORE_APP: {"models": [MODELS_MODULE], "migrations": MIGRATIONS_MODULE, "default_connection": "default"},
     }
+    for tables in plugin_models:
+        if tables.app in apps:
+            raise GatewayError(500, f"plugin tables cannot use the app label {tables.app!r}: it is taken",
+                               code="storage")
+        apps[tables.app] = {"models": [tables.models], "migrations": tables.migrations,
+                            "default_connection": "default"}
+    return backend, {"connections": {"default": backend.tortoise_connection(url)}, "apps": apps, "use_tz": False}
 
 
 async def migrate(config: dict[str, Any]) -> None:
-    """Apply pending schema migrations (every upgrade keeps existing rows)."""
+    """Apply pending schema migrations of the core and of every plugin app in ``config``
+    (every upgrade keeps existing rows)."""
     from tortoise.migrations.api import migrate as run
 
     _forget_cached_sql()

@@ -1,40 +1,40 @@
-"""API key ("token") authentication for the relay, from memory: status, expiry,
-IP allow list, user status and group (new-api's TokenAuth)."""
+"""API key ("token") authentication for the relay, from memory (the snapshot, no
+database round trip), as new-api's TokenAuth: the key where the request's format
+carries it (else ``Authorization: Bearer``), an optional ``sk-`` prefix and, for
+administrators, a ``-<channel id>`` suffix pinning a channel; then the key's status,
+expiry and IP allow list, the user's status and the group. A present key it does not
+know or may not use is refused (401/403), not passed on; registered ``trylast``, it
+runs after the authenticators plugins add."""
 
 from __future__ import annotations
 
 import ipaddress
 import time
+from collections.abc import Callable
 
-import pluggy
-
+from faregate import hookimpl
+from faregate.contracts import Authenticator
 from faregate.db import models as m
 from faregate.errors import GatewayError
-from faregate.relay.context import AuthRequest, Principal
-from faregate.security.crypto import key_hash
-
-hookimpl = pluggy.HookimplMarker("faregate")
+from faregate.principals import AuthRequest, Principal, bearer_token
+from faregate.services import Services
 
 
 class ApiKeyAuthenticator:
     kind = "api_key"
 
-    def __init__(self) -> None:
-        self.gateway = None  # bound at start (see Gateway.bind)
+    def __init__(self, services: Services) -> None:
+        self.services = services
 
     def authenticate(self, req: AuthRequest) -> Principal | None:
-        fmt = req.format
-        key = fmt.api_key(req.headers, req.args) if fmt is not None else None
-        if key is None:
-            auth = req.headers.get("authorization", "")
-            key = auth[7:].strip() if auth[:7].lower() == "bearer " else None
+        key = req.api_key or bearer_token(req.headers)
         if not key:
             return None
         if key.startswith("sk-"):
             key = key[3:]
         key, _, pin = key.partition("-")
-        snapshot = self.gateway.snapshot
-        token = snapshot.tokens_by_hash.get(key_hash(key))
+        services = self.services
+        token = services.token_for_key(key)
         if token is None:
             raise GatewayError(401, "invalid API key", code="invalid_api_key")
         if token.status == m.TOKEN_EXHAUSTED:
@@ -50,13 +50,13 @@ class ApiKeyAuthenticator:
                 ip = None
             if ip is None or not any(ip in net for net in token.allow_ips):
                 raise GatewayError(403, "this IP address may not use this API key", code="access_denied")
-        user = snapshot.users.get(token.user_id)
+        user = services.user(token.user_id)
         if user is None or user.status != m.USER_ENABLED:
             raise GatewayError(403, "the user is disabled", code="access_denied")
         group = token.group or user.group
         if group == "auto":  # new-api's auto group: fall back to the user's own group
             group = user.group
-        elif token.group and token.group not in snapshot.options.group_ratio:
+        elif token.group and token.group not in services.options.group_ratio:
             raise GatewayError(403, f"group {token.group} is not available", code="access_denied")
         pinned = None
         if pin:
@@ -70,5 +70,5 @@ class ApiKeyAuthenticator:
 
 
 @hookimpl(trylast=True)
-def register_authenticators(register):
-    register(ApiKeyAuthenticator())
+def register_authenticators(register: Callable[[Authenticator], None], services: Services) -> None:
+    register(ApiKeyAuthenticator(services))

@@ -3,26 +3,27 @@ access token, each with the ``New-Api-User`` header naming the same user."""
 
 from __future__ import annotations
 
-import pluggy
+from collections.abc import Callable
 
+from faregate import hookimpl
+from faregate.contracts import Authenticator
 from faregate.db import models as m
-from faregate.relay.context import AuthRequest, Principal
+from faregate.principals import AuthRequest, Principal, bearer_token
 from faregate.security.crypto import key_hash
-
-hookimpl = pluggy.HookimplMarker("faregate")
+from faregate.services import Services
 
 
 class SessionAuthenticator:
     kind = "session"
 
-    def __init__(self) -> None:
-        self.gateway = None
+    def __init__(self, services: Services) -> None:
+        self.services = services
 
     def authenticate(self, req: AuthRequest) -> Principal | None:
         session = req.session
         if not session or "id" not in session:
             return None
-        user = self.gateway.snapshot.users.get(session["id"])
+        user = self.services.user(session["id"])
         if user is None:
             return None
         return Principal(user=user, group=user.group, via="session")
@@ -31,13 +32,12 @@ class SessionAuthenticator:
 class AccessTokenAuthenticator:
     kind = "access_token"
 
-    def __init__(self) -> None:
-        self.gateway = None
+    def __init__(self, services: Services) -> None:
+        self.services = services
 
     async def authenticate(self, req: AuthRequest) -> Principal | None:
-        value = req.headers.get("authorization", "").strip()
-        if value[:7].lower() == "bearer ":
-            value = value[7:].strip()
+        # new-api also takes the token without the "Bearer " prefix
+        value = bearer_token(req.headers) or (req.headers.get("authorization") or "").strip()
         if not value or value.startswith("sk-"):
             return None
         row = await m.User.get_or_none(access_token=key_hash(value))
@@ -45,13 +45,13 @@ class AccessTokenAuthenticator:
             row = await m.User.get_or_none(access_token=value)
         if row is None:
             return None
-        user = self.gateway.snapshot.users.get(row.id)
+        user = self.services.user(row.id)
         if user is None:
             return None
         return Principal(user=user, group=user.group, via="access_token")
 
 
 @hookimpl(trylast=True)
-def register_authenticators(register):
-    register(SessionAuthenticator())
-    register(AccessTokenAuthenticator())
+def register_authenticators(register: Callable[[Authenticator], None], services: Services) -> None:
+    register(SessionAuthenticator(services))
+    register(AccessTokenAuthenticator(services))

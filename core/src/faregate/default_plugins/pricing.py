@@ -3,27 +3,31 @@ CompletionRatio, CacheRatio, CreateCacheRatio, ModelPrice, GroupRatio)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import pluggy
-
+from faregate import hookimpl
 from faregate.billing.pricing import Price
 from faregate.canonical import Usage
+from faregate.contracts import Pricer
 from faregate.errors import GatewayError
+from faregate.services import Services
 
-hookimpl = pluggy.HookimplMarker("faregate")
+if TYPE_CHECKING:
+    from faregate.exchange.exchange import Exchange
 
 SELF_USE_RATIO = 37.5
 
 
 class OptionsPricer:
-    def __init__(self) -> None:
-        self.gateway = None
+    def __init__(self, services: Services) -> None:
+        self.services = services
 
-    def price(self, ctx: Any, usage: Usage | None) -> Price:
-        options = self.gateway.snapshot.options
-        model = ctx.model
-        group_ratio = float(options.group_ratio.get(ctx.principal.group, 1.0))
+    def price(self, exchange: Exchange, usage: Usage | None) -> Price:
+        options = self.services.options
+        model = exchange.model
+        assert exchange.principal is not None
+        group_ratio = float(options.group_ratio.get(exchange.principal.group, 1.0))
         fixed = options.model_price.get(model)
         if fixed is not None:
             return Price(model_price=float(fixed), group_ratio=group_ratio,
@@ -45,5 +49,5 @@ class OptionsPricer:
 
 
 @hookimpl(trylast=True)
-def register_pricers(register):
-    register(OptionsPricer())
+def register_pricers(register: Callable[[Pricer], None], services: Services) -> None:
+    register(OptionsPricer(services))

@@ -3,13 +3,13 @@ priority level."""
 
 from __future__ import annotations
 
-import pluggy
+from collections.abc import Callable
 
-from faregate.relay.routing import DefaultSelector
-
-hookimpl = pluggy.HookimplMarker("faregate")
+from faregate import hookimpl
+from faregate.contracts import ChannelSelector
+from faregate.exchange.routing import DefaultSelector
 
 
 @hookimpl(trylast=True)
-def register_channel_selectors(register):
+def register_channel_selectors(register: Callable[[ChannelSelector], None]) -> None:
     register(DefaultSelector())

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-import pluggy
-
+from faregate import hookimpl
 from faregate.contracts import StorageBackend
-
-hookimpl = pluggy.HookimplMarker("faregate")
 
 
 class SQLiteBackend(StorageBackend):
@@ -22,5 +20,5 @@ class SQLiteBackend(StorageBackend):
 
 
 @hookimpl(trylast=True)
-def register_storage_backends(register):
+def register_storage_backends(register: Callable[[StorageBackend], None]) -> None:
     register(SQLiteBackend(name="sqlite", schemes=("sqlite",), description="SQLite (embedded, the default)"))

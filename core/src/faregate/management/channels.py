@@ -4,7 +4,7 @@ and never appears in a list or get view."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quart import Blueprint, Response, request
 from tortoise.functions import Count
@@ -26,8 +26,12 @@ from faregate.management.common import (
     require,
     require_body,
 )
-from faregate.relay.context import Principal
+from faregate.principals import Principal
 from faregate.state.snapshot import split_list
+
+if TYPE_CHECKING:
+    from tortoise.backends.base.client import BaseDBAsyncClient
+    from tortoise.queryset import QuerySet
 
 blueprint = Blueprint("channels", __name__)
 
@@ -101,7 +105,7 @@ def channel_fields(data: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-async def rebuild_abilities(row: m.Channel, conn: Any) -> None:
+async def rebuild_abilities(row: m.Channel, conn: BaseDBAsyncClient) -> None:
     """The routing index rows of one channel: one per (group × model)."""
     await m.Ability.filter(channel_id=row.id).using_db(conn).delete()
     rows = [
@@ -114,7 +118,7 @@ async def rebuild_abilities(row: m.Channel, conn: Any) -> None:
         await m.Ability.bulk_create(rows, using_db=conn)
 
 
-def _status_filter(query: Any) -> Any:
+def _status_filter(query: QuerySet[m.Channel]) -> QuerySet[m.Channel]:
     status = request.args.get("status", "")
     if status in ("enabled", "1"):
         return query.filter(status=m.CHANNEL_ENABLED)
@@ -212,7 +216,7 @@ async def update_channel(me: Principal) -> Response:
         return fail("key must be a string")
     gw = gateway()
     async with in_transaction() as conn:
-        row = await m.Channel.get_or_none(id=channel_id).using_db(conn)
+        row = await m.Channel.get_or_none(id=channel_id, using_db=conn)
         if row is None:
             return fail("channel not found")
         for name, value in fields.items():

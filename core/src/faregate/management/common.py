@@ -6,7 +6,7 @@ import functools
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from quart import Response, current_app, request, session
 from tortoise.exceptions import IntegrityError
@@ -14,7 +14,11 @@ from tortoise.exceptions import IntegrityError
 from faregate import jsonutil
 from faregate.db import models as m
 from faregate.hooks import await_me_maybe
-from faregate.relay.context import AuthRequest, Principal
+from faregate.principals import AuthRequest, Principal
+
+if TYPE_CHECKING:
+    from faregate.app import FaregateApp
+    from faregate.gateway import Gateway
 
 log = logging.getLogger("faregate.management")
 
@@ -38,8 +42,9 @@ class BadInput(Exception):
         self.status = status
 
 
-def gateway() -> Any:
-    return current_app.faregate  # type: ignore[attr-defined]
+def gateway() -> Gateway:
+    """The running worker's gateway (``current_app`` is the :class:`FaregateApp`)."""
+    return cast("FaregateApp", current_app).faregate
 
 
 def ok(data: Any = None, message: str = "") -> Response:
@@ -121,8 +126,8 @@ def parse_id(value: Any, name: str = "id", *, text: bool = True) -> int:
     """A row id: a positive 32-bit integer; from a path or query string when ``text``,
     else a JSON number (a body's ``"id": "5"`` fails, as in Go)."""
     if text and isinstance(value, str):
-        text = value.strip()
-        value = int(text) if text.isascii() and text.isdigit() else None
+        digits = value.strip()
+        value = int(digits) if digits.isascii() and digits.isdigit() else None
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= INT32_MAX:
         raise BadInput(f"invalid {name}")
     return value
@@ -156,8 +161,9 @@ async def current_principal() -> tuple[Principal | None, Response | None]:
     gw = gateway()
     # another worker may have just created or changed this user: catch up first
     await gw.feed.catch_up()
-    auth_req = AuthRequest(headers=request.headers, args=request.args, remote_addr=request.remote_addr or "",
-                           session=session)
+    # werkzeug's Headers has a Mapping's lookups (what authenticators use) without being one
+    auth_req = AuthRequest(headers=cast("Mapping[str, str]", request.headers), args=request.args,
+                           remote_addr=request.remote_addr or "", session=session)
     principal = None
     for authenticator in gw.management_authenticators:
         principal = await await_me_maybe(authenticator.authenticate(auth_req))

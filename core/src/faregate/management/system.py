@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
 from quart import Blueprint, Response
 from tortoise.exceptions import IntegrityError, OperationalError
@@ -12,7 +12,7 @@ from tortoise.transactions import in_transaction
 from faregate import __version__
 from faregate.db import models as m
 from faregate.management.common import fail, gateway, get_bool, get_str, guarded, json_body, ok, require, require_body
-from faregate.relay.context import Principal
+from faregate.principals import Principal
 from faregate.security.passwords import hash_password
 
 blueprint = Blueprint("system", __name__)
@@ -58,7 +58,8 @@ async def post_setup() -> Response:
     if "confirmPassword" in body and body["confirmPassword"] != password:
         return fail("the two passwords differ")
     modes = {key: get_bool(body, key) for key in ("SelfUseModeEnabled", "DemoSiteEnabled")}
-    password_hash = hash_password(password)  # before the transaction: hashing is slow
+    # before the transaction: hashing is slow (check_password let only a str through)
+    password_hash = hash_password(cast(str, password))
     now = int(time.time())
     try:
         async with in_transaction() as conn:
@@ -117,8 +118,8 @@ async def get_options(me: Principal) -> Response:
 @blueprint.put("/api/option/")
 @require(m.ROLE_ROOT)
 async def put_option(me: Principal) -> Response:
-    body = await json_body()
-    key = body.get("key") if body else None
+    body = await json_body() or {}
+    key = body.get("key")
     if not isinstance(key, str) or not 1 <= len(key) <= 128:
         return fail("invalid parameters", status=400)
     value = body.get("value", "")

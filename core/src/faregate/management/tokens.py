@@ -25,7 +25,7 @@ from faregate.management.common import (
     require,
     require_body,
 )
-from faregate.relay.context import Principal
+from faregate.principals import Principal
 from faregate.security.crypto import key_hash, mask_key, new_api_key
 
 blueprint = Blueprint("tokens", __name__)

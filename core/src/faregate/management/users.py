@@ -26,7 +26,7 @@ from faregate.management.common import (
     require_body,
 )
 from faregate.management.system import USERNAME_MAX, check_password
-from faregate.relay.context import Principal
+from faregate.principals import Principal
 from faregate.security.crypto import key_hash, new_access_token
 from faregate.security.passwords import hash_password, verify_password
 

@@ -18,12 +18,15 @@ import mmap
 import os
 import struct
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tortoise.functions import Max
 
 from faregate.db import models as m
 from faregate.state.snapshot import Snapshot, channel_entry
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 log = logging.getLogger("faregate.changefeed")
 
@@ -42,7 +45,8 @@ class EpochFile:
         self._map = mmap.mmap(self._fd, _EPOCH.size)
 
     def read(self) -> int:
-        return _EPOCH.unpack_from(self._map, 0)[0]
+        value: int = _EPOCH.unpack_from(self._map, 0)[0]
+        return value
 
     def bump(self) -> int:
         fcntl.flock(self._fd, fcntl.LOCK_EX)
@@ -68,7 +72,7 @@ class ChangeFeed:
         self.last_id = 0
         self.redis_url = redis_url
         self.sync_interval = sync_interval
-        self._redis: Any = None
+        self._redis: Redis | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._pull_lock = asyncio.Lock()
         self._pending: asyncio.Task[Any] | None = None
@@ -81,7 +85,7 @@ class ChangeFeed:
             import redis.asyncio as aioredis
 
             self._redis = aioredis.from_url(self.redis_url)
-            self._tasks.append(asyncio.create_task(self._redis_loop(), name="changefeed-redis"))
+            self._tasks.append(asyncio.create_task(self._redis_loop(self._redis), name="changefeed-redis"))
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -182,10 +186,10 @@ class ChangeFeed:
             except Exception:
                 log.exception("change feed poll failed")
 
-    async def _redis_loop(self) -> None:
+    async def _redis_loop(self, redis: Redis) -> None:
         while True:
             try:
-                pubsub = self._redis.pubsub()
+                pubsub = redis.pubsub()
                 await pubsub.subscribe(REDIS_CHANNEL)
                 async for message in pubsub.listen():
                     if message.get("type") == "message":

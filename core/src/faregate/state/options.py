@@ -3,9 +3,12 @@ parsed once per change rather than per request."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from faregate import jsonutil
+
+if TYPE_CHECKING:
+    from faregate.errors import GatewayError
 
 QUOTA_PER_UNIT_DEFAULT = 500_000
 
@@ -110,7 +113,7 @@ class Options:
             return {}
         return value if isinstance(value, dict) else {}
 
-    def should_disable(self, status: int, err: Any) -> bool:
+    def should_disable(self, status: int, err: GatewayError) -> bool:
         """new-api's auto-ban rules: a status in AutomaticDisableStatusCodes, a code or type
         that means the key is dead, or a configured keyword in the message."""
         if status in self.disable_status:

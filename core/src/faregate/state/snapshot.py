@@ -81,7 +81,7 @@ def split_list(text: str | None, sep: str = ",") -> list[str]:
 
 def token_entry(row: m.Token) -> TokenEntry:
     limits = frozenset(split_list(row.model_limits)) if row.model_limits_enabled else None
-    ips: list[Any] | None = None
+    ips: list[ipaddress.IPv4Network | ipaddress.IPv6Network] | None = None
     if row.allow_ips.strip():
         ips = []
         for part in split_list(row.allow_ips.replace(",", "\n"), "\n"):

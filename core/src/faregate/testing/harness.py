@@ -21,7 +21,8 @@ ROOT_PASSWORD = "faregate-test-pw"
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 class AdminClient:
@@ -40,7 +41,8 @@ class AdminClient:
         if self.user_id is not None:
             headers.setdefault("New-Api-User", str(self.user_id))
         resp = await self.http.request(method, path, headers=headers, **kwargs)
-        return resp.json()
+        body: dict[str, Any] = resp.json()
+        return body
 
     async def ok(self, method: str, path: str, **kwargs: Any) -> Any:
         body = await self.call(method, path, **kwargs)
@@ -66,7 +68,8 @@ class AdminClient:
                           name: str = "ch", **fields: Any) -> int:
         channel = {"type": type, "key": key, "name": name, "base_url": base_url, "models": models,
                    "group": "default", **fields}
-        return await self.ok("POST", "/api/channel/", json={"mode": "single", "channel": channel})
+        channel_id: int = await self.ok("POST", "/api/channel/", json={"mode": "single", "channel": channel})
+        return channel_id
 
     async def add_token(self, *, remain_quota: int = 500_000, unlimited: bool = False, **fields: Any) -> str:
         data = await self.ok("POST", "/api/token/", json={"name": fields.pop("name", "test"),
@@ -74,7 +77,7 @@ class AdminClient:
                                                           "unlimited_quota": unlimited, "expired_time": -1,
                                                           **fields})
         key = await self.ok("POST", f"/api/token/{data['id']}/key")
-        return "sk-" + key["key"]
+        return "sk-" + str(key["key"])
 
 
 class GatewayServer:

@@ -1,14 +1,16 @@
 """Pytest fixtures shipped with the core (entry point ``pytest11``), for Faregate's own
 suite and for plugin authors:
 
-* ``fake_openai`` — a fake OpenAI server on a loopback port.
 * ``gateway`` — a gateway on SQLite (in a temp dir) served in the test's event loop,
   with every installed plugin; ``gateway.gateway`` is its internal state.
 * ``admin`` — a root session on that gateway (``AdminClient``).
-* ``make_gateway`` — a factory for gateways with a chosen plugin set, database or
-  settings (stopped at teardown).
+* ``make_gateway`` — a factory for gateways with a chosen plugin set (a ``PluginSet``
+  or a list of entry-point names), database or settings (stopped at teardown).
 
-Async fixtures are function-scoped: every test gets a fresh database.
+Async fixtures are function-scoped: every test gets a fresh database. Fake upstreams
+come with the plugins that speak their protocol, as their own ``pytest11`` entry points
+(``fake_openai`` with faregate-adapter-openai, ``fake_anthropic`` with
+faregate-adapter-anthropic), on the shared base :mod:`faregate.testing.fake_server`.
 """
 
 from __future__ import annotations
@@ -33,20 +35,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest_asyncio.fixture
-async def fake_openai() -> AsyncIterator[Any]:
-    from faregate.testing.fake_openai import FakeOpenAI
-
-    async with FakeOpenAI() as fake:
-        yield fake
-
-
-@pytest_asyncio.fixture
 async def make_gateway(tmp_path: Any) -> AsyncIterator[Callable[..., Awaitable[GatewayServer]]]:
     servers: list[GatewayServer] = []
 
     async def factory(*, db_url: str = "", plugins: Any = None, settings: dict[str, Any] | None = None,
                       data_dir: str | None = None) -> GatewayServer:
         directory = data_dir or str(tmp_path / f"gw{len(servers)}")
+        if isinstance(plugins, list | tuple):  # entry-point names: load only these
+            from faregate.plugins import load_plugins
+
+            plugins = load_plugins(allow=list(plugins))
         server = GatewayServer(directory, db_url=db_url, plugins=plugins, settings=settings)
         await server.start()
         servers.append(server)

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
 import pytest_asyncio
 
-from faregate.billing.pricing import Price, usage_quota
-from faregate.canonical import Usage
-from faregate.db import models as m
-from faregate.hooks import GatewayHooks
-from faregate.plugins import load_plugins
+from faregate.api import Price, Usage, usage_quota
 from faregate.testing.harness import AdminClient, GatewayServer
+from faregate.testing.logs import consume_logs
+from faregate.testing.plugins import installed, registered
 from faregate_adapter_echo import ECHO_CHANNEL_TYPE, EchoProvider
 from faregate_adapter_echo.testing import FakeEcho
 
@@ -44,7 +43,7 @@ class Setup:
 @pytest_asyncio.fixture
 async def setup(make_gateway: Any) -> AsyncIterator[Setup]:
     async with FakeEcho(key=ECHO_KEY) as echo:
-        gateway = await make_gateway(plugins=load_plugins(allow=PLUGINS))
+        gateway = await make_gateway(plugins=PLUGINS)
         admin = AdminClient(gateway.base_url)
         await admin.setup_root()
         # a price for the made-up model, in new-api's ratio units
@@ -69,14 +68,13 @@ CONVERSATION = [
 ]
 
 
-def test_hook_register_providers() -> None:
+def test_hook_register_providers(tmp_path: Path) -> None:
     """The installed distribution's entry point loads and registers the provider."""
-    plugins = load_plugins(allow=["faregate-adapter-echo"])
-    (report,) = [r for r in plugins.reports if r.name == "faregate-adapter-echo"]
+    report = installed("faregate-adapter-echo")
     assert report.error is None
     assert report.version == "0.1.0"
     assert report.hooks == ["register_providers"]
-    providers = GatewayHooks(plugins.pm).providers()
+    providers = registered("faregate-adapter-echo", "register_providers", tmp_path)
     assert any(isinstance(p, EchoProvider) and ECHO_CHANNEL_TYPE in p.channel_types for p in providers)
 
 
@@ -138,8 +136,7 @@ async def test_upstream_error_is_openai_shaped(setup: Setup) -> None:
 
 async def test_billing(setup: Setup) -> None:
     await setup.client.chat.completions.create(model=MODEL, messages=CONVERSATION)
-    await setup.gateway.gateway.ledger.flush()  # logs reach the database in batches
-    rows = await m.Log.filter(type=m.LOG_CONSUME)
+    rows = await consume_logs(setup.gateway)  # writes the pending batch first: logs reach the database in batches
     assert len(rows) == 1
     row = rows[0]
     assert (row.model_name, row.prompt_tokens, row.completion_tokens) == (MODEL, 3, 3)

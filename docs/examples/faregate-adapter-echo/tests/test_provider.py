@@ -6,9 +6,17 @@ import json
 
 import pytest
 
-from faregate.canonical import ChatRequest, Message, StreamStop, TextDelta, TextPart, Usage, UsageEvent
-from faregate.contracts import UpstreamTarget
-from faregate.errors import GatewayError
+from faregate.api import (
+    ChatRequest,
+    GatewayError,
+    Message,
+    StreamStop,
+    TextDelta,
+    TextPart,
+    UpstreamTarget,
+    Usage,
+    UsageEvent,
+)
 from faregate_adapter_echo import EchoProvider
 
 

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from faregate.canonical import (
+from faregate.api import (
     ChatResponse,
+    GatewayError,
     Message,
     ReasoningPart,
     TextPart,
@@ -17,7 +18,6 @@ from faregate.canonical import (
     ToolResultPart,
     Usage,
 )
-from faregate.errors import GatewayError
 from faregate_adapter_anthropic import convert
 from faregate_adapter_openai import convert as oai
 

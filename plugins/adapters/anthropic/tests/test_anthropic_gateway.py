@@ -11,14 +11,16 @@ import httpx
 import openai
 import pytest
 
-from faregate.db import models as m
-from faregate.testing.fake_anthropic import REPLY_PREFIX, TOOL_INPUT, Fault, signature_for
+from faregate.testing.fake_server import Fault as SharedFault
+from faregate.testing.logs import consume_logs, error_logs
+from faregate_adapter_anthropic.testing import REPLY_PREFIX, TOOL_INPUT, Fault, signature_for
+from faregate_adapter_anthropic.testing.fixtures import FAKE_ANTHROPIC_KEY
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the SDK warns about model names
 
 CLAUDE = "claude-sonnet-4-5"
 GPT = "gpt-4o-mini"
-UPSTREAM_KEY = "sk-ant-upstream"
+UPSTREAM_KEY = FAKE_ANTHROPIC_KEY  # what the fake_anthropic fixture accepts
 WEATHER_TOOL = {"name": "get_weather", "description": "Weather for a city",
                 "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}
 OPENAI_TOOL = {"type": "function", "function": {"name": "get_weather", "description": "Weather for a city",
@@ -46,11 +48,6 @@ def openai_client(gateway, key: str) -> openai.AsyncOpenAI:
     client = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
     _OPEN.append(client)
     return client
-
-
-async def consume_logs(gateway) -> list[m.Log]:
-    await gateway.gateway.ledger.flush()
-    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
 
 
 async def add_anthropic(admin, fake, models: str = CLAUDE, **fields) -> int:
@@ -361,21 +358,18 @@ async def test_errors_in_anthropic_shape(fake_anthropic, gateway, admin):
                                           messages=[{"role": "user", "content": "x"}]) as stream:
             async for _ in stream:
                 pass
-    await gateway.gateway.ledger.flush()
-    errors = await m.Log.filter(type=m.LOG_ERROR)
+    errors = await error_logs(gateway)
     assert len(errors) >= 2
 
 
 async def test_messages_client_sees_openai_upstream_errors_in_anthropic_shape(fake_openai, gateway, admin):
-    from faregate.testing.fake_openai import Fault as OpenAIFault
-
     await admin.add_channel(base_url=fake_openai.base_url, models=GPT)
     client = claude_client(gateway, await admin.add_token(remain_quota=50_000_000))
-    fake_openai.push_fault(OpenAIFault("status", status=429))
+    fake_openai.fail_next(429, "Rate limit reached for requests")
     with pytest.raises(anthropic.RateLimitError) as info:
         await client.messages.create(model=GPT, max_tokens=10, messages=[{"role": "user", "content": "x"}])
     assert info.value.body["error"]["type"] == "rate_limit_error"
-    fake_openai.push_fault(OpenAIFault("stream_cut", after_chunks=3))
+    fake_openai.push_fault(SharedFault("stream_cut", after_chunks=3))  # a kind every fake knows
     with pytest.raises(anthropic.APIStatusError, match="ended early|broke"):
         async with client.messages.stream(model=GPT, max_tokens=100,
                                           messages=[{"role": "user", "content": "x"}]) as stream:

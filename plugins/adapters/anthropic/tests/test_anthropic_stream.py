@@ -10,7 +10,9 @@ from anthropic.lib.streaming._messages import accumulate_event
 from anthropic.types import RawMessageStreamEvent
 from pydantic import TypeAdapter
 
-from faregate.canonical import (
+from faregate.api import (
+    Framing,
+    GatewayError,
     ReasoningDelta,
     StreamError,
     StreamStart,
@@ -19,9 +21,8 @@ from faregate.canonical import (
     ToolCallDelta,
     Usage,
     UsageEvent,
+    splitter_for,
 )
-from faregate.errors import GatewayError
-from faregate.relay.sse import SSESplitter
 from faregate_adapter_anthropic import convert
 from faregate_adapter_anthropic.format import AnthropicEncoder
 from faregate_adapter_anthropic.provider import AnthropicPassthrough
@@ -31,7 +32,7 @@ EVENTS = TypeAdapter(RawMessageStreamEvent)
 
 
 def split(raw: bytes) -> list[tuple[str | None, dict]]:
-    return [(event, json.loads(data)) for _, event, data in SSESplitter().feed(raw)]
+    return [(event, json.loads(data)) for _, event, data in splitter_for(Framing.SSE).feed(raw)]
 
 
 def check_sequence(events: list[tuple[str | None, dict]]):
@@ -218,7 +219,7 @@ def test_anthropic_stream_to_canonical_counts_usage_once(cumulative):
     # to an OpenAI client: reasoning_content, content and tool calls
     enc = oai.ChunkEncoder("m", "r", include_usage=True)
     out = b"".join(enc.encode(e) for e in events) + enc.finish(usage)
-    chunks = [json.loads(d) for _, _, d in SSESplitter().feed(out) if d != b"[DONE]"]
+    chunks = [json.loads(d) for _, _, d in splitter_for(Framing.SSE).feed(out) if d != b"[DONE]"]
     deltas = [c["choices"][0]["delta"] for c in chunks if c["choices"]]
     assert "".join(d.get("reasoning_content", "") for d in deltas) == "hmm"
     assert chunks[-1]["usage"]["prompt_tokens"] == 1110
@@ -250,8 +251,8 @@ def test_passthrough_error_event_is_not_forwarded():
 def test_redacted_thinking_survives_a_converted_stream_both_ways():
     """Anthropic stream → canonical → OpenAI chunks (reasoning_details) → canonical → Anthropic
     stream keeps a redacted_thinking block's data."""
-    from faregate import jsonutil as _json
-    from faregate.canonical import ReasoningDelta as _RD
+    from faregate.api import ReasoningDelta as _RD
+    from faregate.api import json_dumps, json_loads
     from faregate_adapter_anthropic.convert import EventEncoder, EventParser
     from faregate_adapter_openai.convert import ChunkEncoder, ChunkParser
 
@@ -270,18 +271,18 @@ def test_redacted_thinking_survives_a_converted_stream_both_ways():
         ("message_stop", {"type": "message_stop"}),
     ]
     parser = EventParser()
-    canonical = [ev for name, body in events for ev in parser.feed(name, _json.dumps(body))]
+    canonical = [ev for name, body in events for ev in parser.feed(name, json_dumps(body))]
     assert _RD(index=0, redacted="OPAQUE==") in canonical
     encoder = ChunkEncoder("claude", "rid", include_usage=False)
     wire = b"".join(encoder.encode(ev) for ev in canonical if ev.kind != "usage")
-    chunks = [_json.loads(line[6:]) for line in wire.split(b"\n\n") if line.startswith(b"data: ")]
+    chunks = [json_loads(line[6:]) for line in wire.split(b"\n\n") if line.startswith(b"data: ")]
     details = [d for c in chunks for ch in c["choices"] for d in ch["delta"].get("reasoning_details", [])]
     assert details == [{"type": "reasoning.encrypted", "data": "OPAQUE==", "index": 0}]
     back = ChunkParser()
-    again = [ev for c in chunks for ev in back.feed(None, _json.dumps(c))]
+    again = [ev for c in chunks for ev in back.feed(None, json_dumps(c))]
     anthropic_out = EventEncoder("claude", "rid")
     sse = b"".join(anthropic_out.encode(ev) for ev in again if ev.kind != "usage")
-    starts = [_json.loads(part.split(b"data: ", 1)[1]) for part in sse.split(b"\n\n")
+    starts = [json_loads(part.split(b"data: ", 1)[1]) for part in sse.split(b"\n\n")
               if part.startswith(b"event: content_block_start")]
     assert starts[0]["content_block"] == {"type": "redacted_thinking", "data": "OPAQUE=="}
     assert [s["index"] for s in starts] == [0, 1]

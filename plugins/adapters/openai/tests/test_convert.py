@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from faregate import jsonutil
-from faregate.canonical import (
+from faregate.api import (
+    GatewayError,
     ImagePart,
     ReasoningDelta,
     StreamStart,
@@ -19,8 +19,11 @@ from faregate.canonical import (
     ToolResultPart,
     Usage,
     UsageEvent,
+    json_dumps,
+    json_dumps_str,
+    json_loads,
 )
-from faregate.errors import GatewayError
+from faregate.testing.inbound import inbound_request
 from faregate_adapter_openai import convert
 from faregate_adapter_openai.format import OpenAIChatFormat
 from faregate_adapter_openai.provider import OpenAIPassthrough, OpenAIProvider, chat_url
@@ -39,7 +42,7 @@ def conversations(draw) -> dict:
         messages.append({"role": "user", "content": draw(text)})
         if draw(st.booleans()):
             calls = [{"id": draw(call_id), "type": "function",
-                      "function": {"name": draw(tool_name), "arguments": jsonutil.dumps_str({"q": draw(text)})}}
+                      "function": {"name": draw(tool_name), "arguments": json_dumps_str({"q": draw(text)})}}
                      for _ in range(draw(st.integers(1, 2)))]
             messages.append({"role": "assistant", "content": None, "tool_calls": calls})
             for call in calls:
@@ -103,7 +106,7 @@ def test_chunk_parser_and_encoder_agree():
         {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
         {"id": "c", "model": "m", "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4}},
     ]
-    events = [ev for c in chunks for ev in parser.feed(None, jsonutil.dumps(c))]
+    events = [ev for c in chunks for ev in parser.feed(None, json_dumps(c))]
     assert parser.feed(None, b"[DONE]") == [] and parser.done
     kinds = [type(e) for e in events]
     assert kinds == [StreamStart, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallDelta, StreamStop, UsageEvent]
@@ -118,8 +121,8 @@ def test_chunk_parser_and_encoder_agree():
 
 
 def test_passthrough_drops_only_the_unrequested_usage_chunk():
-    summary = OpenAIChatFormat().summarize({"model": "m", "messages": [{"role": "user", "content": "x"}],
-                                            "stream": True})
+    body = {"model": "m", "messages": [{"role": "user", "content": "x"}], "stream": True}
+    summary = OpenAIChatFormat().summarize(body, inbound_request(body))
     filt = OpenAIPassthrough(summary)
     assert filt.feed(None, b'{"choices":[{"index":0,"delta":{"content":"abc"}}],"usage":null}')
     assert not filt.feed(None, b'{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}')
@@ -131,13 +134,13 @@ def test_passthrough_body_is_untouched_unless_needed():
     provider = OpenAIProvider()
     fmt = OpenAIChatFormat()
     raw = b'{"model":"m","messages":[{"role":"user","content":"x"}],"weird":1}'
-    body = jsonutil.loads(raw)
-    from faregate.contracts import UpstreamTarget
+    body = json_loads(raw)
+    from faregate.api import UpstreamTarget
 
     target = UpstreamTarget(base_url="http://u/v1", key="k", model="m", stream=False, channel_type=1)
-    assert provider.build_passthrough(body, raw, target, fmt.summarize(body)).body is raw
+    assert provider.build_passthrough(body, raw, target, fmt.summarize(body, inbound_request(raw))).body is raw
     target.model = "m2"
-    out = jsonutil.loads(provider.build_passthrough(body, raw, target, fmt.summarize(body)).body)
+    out = json_loads(provider.build_passthrough(body, raw, target, fmt.summarize(body, inbound_request(raw))).body)
     assert out["model"] == "m2" and out["weird"] == 1
     assert chat_url("http://u/v1") == "http://u/v1/chat/completions"
     assert chat_url("https://api.openai.com") == "https://api.openai.com/v1/chat/completions"
@@ -152,7 +155,7 @@ def test_upstream_errors_are_parsed():
 
 
 def test_signed_reasoning_travels_in_reasoning_details():
-    from faregate.canonical import ChatResponse, Message, ReasoningPart
+    from faregate.api import ChatResponse, Message, ReasoningPart
 
     resp = ChatResponse(id="x", model="m", message=Message("assistant", [
         ReasoningPart(text="hmm", signature="sig1"), ReasoningPart(redacted="opaque"), TextPart("hi")]))
@@ -170,7 +173,7 @@ def test_signed_reasoning_travels_in_reasoning_details():
         "reasoning_details": [{"type": "reasoning.text", "signature": "sig1"}]}]})
     assert streamed.messages[0].content[0] == ReasoningPart(text="hmm", signature="sig1")
     parser = convert.ChunkParser()
-    events = parser.feed(None, jsonutil.dumps({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {
+    events = parser.feed(None, json_dumps({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {
         "reasoning_content": "hmm", "reasoning_details": [{"type": "reasoning.text", "signature": "sig1"}]}}]}))
     assert [(type(e).__name__, getattr(e, "signature", None)) for e in events] == [
         ("StreamStart", None), ("ReasoningDelta", None), ("ReasoningDelta", "sig1")]

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from faregate.db.storage import pick_backend, tortoise_config
-from faregate.hooks import GatewayHooks
-from faregate.plugins import load_plugins
+from faregate.testing.conformance import installed_storage_backends, pick_backend, tortoise_config
 from faregate_storage_postgres import PostgresBackend, parse_url
 
 
@@ -34,7 +32,7 @@ def test_bad_urls(url: str) -> None:
 
 
 def test_registered_through_the_entry_point() -> None:
-    backends = GatewayHooks(load_plugins().pm).storage_backends()
+    backends = installed_storage_backends()
     for scheme in ("postgres", "postgresql"):
         backend = pick_backend(f"{scheme}://u@localhost/fg", backends)
         assert isinstance(backend, PostgresBackend) and backend.name == "postgres"

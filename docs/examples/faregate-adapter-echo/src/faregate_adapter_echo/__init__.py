@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from faregate import hookimpl
-from faregate.contracts import Provider
+from faregate.api import (
+    Provider,
+    hookimpl,
+)
 from faregate_adapter_echo.provider import ECHO_CHANNEL_TYPE, EchoProvider, EchoStreamParser
 
 __all__ = ["ECHO_CHANNEL_TYPE", "EchoProvider", "EchoStreamParser"]

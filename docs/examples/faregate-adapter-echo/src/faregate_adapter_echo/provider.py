@@ -22,22 +22,28 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from faregate import jsonutil
-from faregate.canonical import (
+from faregate.api import (
     ChatRequest,
     ChatResponse,
+    GatewayError,
+    JSONDecodeError,
     Message,
+    Provider,
     StopReason,
     StreamError,
     StreamEvent,
+    StreamParser,
     StreamStop,
     TextDelta,
     TextPart,
+    UpstreamRequest,
+    UpstreamTarget,
     Usage,
     UsageEvent,
+    bad_request,
+    json_dumps,
+    json_loads,
 )
-from faregate.contracts import Provider, StreamParser, UpstreamRequest, UpstreamTarget
-from faregate.errors import GatewayError, bad_request
 
 #: The channel type number admins pick when they add an echo channel. Real plugins
 #: use new-api's numbers for known vendors; made-up types should stay far above them.
@@ -73,8 +79,8 @@ class EchoStreamParser(StreamParser):
 
     def feed(self, event: str | None, data: bytes) -> list[StreamEvent]:
         try:
-            message = jsonutil.loads(data)
-        except jsonutil.JSONDecodeError:
+            message = json_loads(data)
+        except JSONDecodeError:
             raise _malformed() from None
         if not isinstance(message, dict):
             raise _malformed()
@@ -109,12 +115,12 @@ class EchoProvider(Provider):
         headers = {"Content-Type": "application/json", "X-Echo-Key": target.key}
         if target.stream:
             headers["Accept"] = "text/event-stream"
-        return UpstreamRequest("POST", target.base_url.rstrip("/") + "/echo", headers, jsonutil.dumps(body))
+        return UpstreamRequest("POST", target.base_url.rstrip("/") + "/echo", headers, json_dumps(body))
 
     def parse_response(self, body: bytes) -> ChatResponse:
         try:
-            reply = jsonutil.loads(body)
-        except jsonutil.JSONDecodeError:
+            reply = json_loads(body)
+        except JSONDecodeError:
             raise _malformed() from None
         if not isinstance(reply, dict) or not isinstance(reply.get("text"), str):
             raise _malformed()
@@ -131,8 +137,8 @@ class EchoProvider(Provider):
 
     def parse_error(self, status: int, body: bytes) -> GatewayError:
         try:
-            problem = jsonutil.loads(body).get("problem")
-        except (jsonutil.JSONDecodeError, AttributeError):
+            problem = json_loads(body).get("problem")
+        except (JSONDecodeError, AttributeError):
             problem = None
         message = str(problem) if problem else f"echo upstream answered {status}"
         # the client's format renders this in its own error shape (OpenAI: {"error": {...}})

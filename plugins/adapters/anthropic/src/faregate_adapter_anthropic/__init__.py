@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from faregate import hookimpl
+from collections.abc import Callable
+
+from faregate.api import InboundFormat, Provider, hookimpl
 from faregate_adapter_anthropic.format import AnthropicMessagesFormat
 from faregate_adapter_anthropic.provider import AnthropicProvider
 
@@ -10,17 +12,10 @@ __all__ = ["AnthropicMessagesFormat", "AnthropicProvider"]
 
 
 @hookimpl
-def register_formats(register):
+def register_formats(register: Callable[[InboundFormat], None]) -> None:
     register(AnthropicMessagesFormat())
 
 
 @hookimpl
-def register_providers(register):
+def register_providers(register: Callable[[Provider], None]) -> None:
     register(AnthropicProvider())
-
-
-@hookimpl
-def register_routes(register):
-    from faregate_adapter_anthropic.routes import make_blueprint  # imports Quart only when serving
-
-    register(make_blueprint())

@@ -14,12 +14,13 @@ import time
 import uuid
 from typing import Any
 
-from faregate import jsonutil
-from faregate.canonical import (
+from faregate.api import (
     ChatRequest,
     ChatResponse,
     ContentPart,
+    GatewayError,
     ImagePart,
+    JSONDecodeError,
     Message,
     Reasoning,
     ReasoningDelta,
@@ -27,6 +28,7 @@ from faregate.canonical import (
     StopReason,
     StreamError,
     StreamEvent,
+    StreamParser,
     StreamStart,
     StreamStop,
     TextDelta,
@@ -38,9 +40,11 @@ from faregate.canonical import (
     ToolResultPart,
     Usage,
     UsageEvent,
+    bad_request,
+    json_dumps,
+    json_dumps_str,
+    json_loads,
 )
-from faregate.contracts import StreamParser
-from faregate.errors import GatewayError, bad_request
 
 log = logging.getLogger("faregate.adapter.anthropic")
 
@@ -238,7 +242,7 @@ def parse_request(body: dict[str, Any]) -> ChatRequest:
             elif kind == "tool_use" and role == "assistant":
                 tool_input = block.get("input")
                 parts.append(ToolCallPart(id=str(block.get("id", "")), name=str(block.get("name", "")),
-                                          arguments=jsonutil.dumps_str(tool_input if tool_input is not None
+                                          arguments=json_dumps_str(tool_input if tool_input is not None
                                                                        else {})))
             elif kind == "tool_result" and role == "user":
                 results.append(ToolResultPart(tool_call_id=str(block.get("tool_use_id", "")),
@@ -343,8 +347,8 @@ def _tool_input(arguments: str) -> dict[str, Any]:
     if not arguments.strip():
         return {}
     try:
-        value = jsonutil.loads(arguments)
-    except jsonutil.JSONDecodeError:
+        value = json_loads(arguments)
+    except JSONDecodeError:
         # models occasionally emit broken JSON; the turn must still be sendable back
         log.warning("tool call arguments are not valid JSON; sent as an empty object")
         return {}
@@ -502,7 +506,7 @@ def parse_response(body: Any) -> ChatResponse:
             parts.append(ReasoningPart(redacted=str(block.get("data", ""))))
         elif kind == "tool_use":
             parts.append(ToolCallPart(id=str(block.get("id", "")), name=str(block.get("name", "")),
-                                      arguments=jsonutil.dumps_str(block.get("input") or {})))
+                                      arguments=json_dumps_str(block.get("input") or {})))
         # server tool blocks have no canonical home
     reason = body.get("stop_reason")
     return ChatResponse(
@@ -551,7 +555,7 @@ class EventParser(StreamParser):
         self._kinds: dict[int, str] = {}
 
     def feed(self, event: str | None, data: bytes) -> list[StreamEvent]:
-        obj = jsonutil.loads(data)
+        obj = json_loads(data)
         if not isinstance(obj, dict):
             return []
         kind = obj.get("type") or event
@@ -565,7 +569,7 @@ class EventParser(StreamParser):
         if kind == "content_block_start":
             index = int(obj.get("index", 0))
             block = obj.get("content_block") or {}
-            btype = block.get("type")
+            btype = str(block.get("type") or "")
             self._kinds[index] = btype
             if btype == "text" and block.get("text"):
                 return [TextDelta(index=index, text=str(block["text"]))]
@@ -616,7 +620,7 @@ class EventParser(StreamParser):
 
 
 def sse(event: str, payload: dict[str, Any]) -> bytes:
-    return b"event: " + event.encode() + b"\ndata: " + jsonutil.dumps(payload) + b"\n\n"
+    return b"event: " + event.encode() + b"\ndata: " + json_dumps(payload) + b"\n\n"
 
 
 class EventEncoder:

@@ -1,16 +1,28 @@
 """The inbound format ``anthropic.messages``: what Anthropic SDK clients (and Claude
-Code) speak."""
+Code) speak, including ``POST /v1/messages/count_tokens``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from faregate import jsonutil
-from faregate.canonical import ChatRequest, ChatResponse, StreamEvent, Usage
-from faregate.contracts import InboundFormat, ModelInfo, RequestSummary, Route, StreamEncoder
-from faregate.errors import GatewayError, bad_request
+from faregate.api import (
+    ChatRequest,
+    ChatResponse,
+    GatewayError,
+    InboundFormat,
+    InboundRequest,
+    ModelInfo,
+    RequestSummary,
+    Route,
+    StreamEncoder,
+    StreamEvent,
+    TokenCount,
+    Usage,
+    bad_request,
+    estimator,
+    json_dumps,
+)
 from faregate_adapter_anthropic import convert
 
 FORMAT_NAME = "anthropic.messages"
@@ -18,9 +30,9 @@ FORMAT_NAME = "anthropic.messages"
 VERSION_HEADERS = ("anthropic-version", "vendor-version")
 
 
-def _text_chars(content: Any) -> int:
+def _content_tokens(content: Any) -> int:
     if isinstance(content, str):
-        return len(content)
+        return estimator.text(content)
     total = 0
     if isinstance(content, list):
         for block in content:
@@ -28,28 +40,30 @@ def _text_chars(content: Any) -> int:
                 continue
             kind = block.get("type")
             if kind == "text":
-                total += len(str(block.get("text", "")))
-            elif kind == "thinking":
-                total += len(str(block.get("thinking", "")))
+                total += estimator.text(str(block.get("text", "")))
+            elif kind == "image":
+                total += estimator.IMAGE_TOKENS
             elif kind == "tool_use":
-                total += len(jsonutil.dumps(block.get("input") or {})) + len(str(block.get("name", "")))
+                total += estimator.text(str(block.get("name", ""))) + estimator.json(block.get("input") or {})
             elif kind == "tool_result":
-                total += _text_chars(block.get("content"))
-            else:
-                total += 1000  # images, documents: a rough allowance
+                total += _content_tokens(block.get("content")) + estimator.MESSAGE_OVERHEAD
+            elif kind == "thinking":
+                total += estimator.text(str(block.get("thinking", "")))
+            elif kind == "document":
+                total += estimator.json(block.get("source") or {})
     return total
 
 
-def prompt_chars(body: dict[str, Any]) -> int:
-    """Characters of the prompt (system, messages, tool definitions) for estimates."""
-    total = _text_chars(body.get("system"))
+def input_tokens(body: dict[str, Any]) -> int:
+    """The shared estimate of a Messages request's input: system, messages, tools."""
+    total = _content_tokens(body.get("system"))
     for msg in body.get("messages") or []:
         if isinstance(msg, dict):
-            total += _text_chars(msg.get("content")) + 8
+            total += estimator.MESSAGE_OVERHEAD + _content_tokens(msg.get("content"))
     tools = body.get("tools")
-    if isinstance(tools, list) and tools:
-        total += len(jsonutil.dumps(tools))
-    return total
+    if isinstance(tools, list):
+        total += estimator.tools(tools)
+    return max(1, total)
 
 
 def rfc3339(epoch: int) -> str:
@@ -75,15 +89,15 @@ class AnthropicMessagesFormat(InboundFormat):
     name = FORMAT_NAME
 
     def routes(self) -> list[Route]:
-        return [Route("POST", "/v1/messages")]
+        return [Route("POST", "/v1/messages"), Route("POST", "/v1/messages/count_tokens", kind="count_tokens")]
 
-    def api_key(self, headers: Mapping[str, str], args: Mapping[str, str]) -> str | None:
-        key = headers.get("x-api-key")
+    def api_key(self, request: InboundRequest) -> str | None:
+        key = request.headers.get("x-api-key")
         if key:
             return key.strip()
-        return super().api_key(headers, args)
+        return super().api_key(request)
 
-    def summarize(self, body: dict[str, Any]) -> RequestSummary:
+    def summarize(self, body: dict[str, Any], request: InboundRequest) -> RequestSummary:
         model = body.get("model")
         if not isinstance(model, str) or not model:
             raise bad_request("model: Field required", param="model")
@@ -98,10 +112,12 @@ class AnthropicMessagesFormat(InboundFormat):
             raise bad_request("stream: Input should be a valid boolean", param="stream")
         # a Messages stream always carries usage (message_start / message_delta)
         return RequestSummary(model=model, stream=stream, max_tokens=max_tokens, include_usage=True,
-                              prompt_chars=prompt_chars(body))
+                              prompt_tokens=input_tokens(body))
 
-    def parse(self, body: dict[str, Any]) -> ChatRequest:
-        return convert.parse_request(body)
+    def parse(self, body: dict[str, Any], summary: RequestSummary) -> ChatRequest:
+        request = convert.parse_request(body)
+        request.model = summary.model
+        return request
 
     def render_response(self, response: ChatResponse, requested_model: str) -> dict[str, Any]:
         return convert.render_response(response, requested_model)
@@ -112,13 +128,22 @@ class AnthropicMessagesFormat(InboundFormat):
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         status, payload = convert.error_payload(err)
         payload["request_id"] = request_id
-        return status, jsonutil.dumps(payload)
+        return status, json_dumps(payload)
+
+    # token counting --------------------------------------------------------------------
+    def count_tokens(self, body: dict[str, Any], request: InboundRequest) -> TokenCount:
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            raise bad_request("model: Field required", param="model")
+        if not isinstance(body.get("messages"), list):
+            raise bad_request("messages: Field required", param="messages")
+        return TokenCount(model=model, input_tokens=input_tokens(body))
 
     # model lists -----------------------------------------------------------------------
-    def claims_model_list(self, headers: Mapping[str, str], args: Mapping[str, str]) -> bool:
-        return any(headers.get(name) for name in VERSION_HEADERS)
+    def claims_model_list(self, request: InboundRequest) -> bool:
+        return any(request.headers.get(name) for name in VERSION_HEADERS)
 
-    def render_model_list(self, models: list[ModelInfo]) -> dict[str, Any]:
+    def render_model_list(self, models: list[ModelInfo], request: InboundRequest) -> dict[str, Any]:
         data = [self.render_model(m) for m in models]
         return {"data": data, "first_id": data[0]["id"] if data else None,
                 "last_id": data[-1]["id"] if data else None, "has_more": False}

@@ -5,17 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from faregate import jsonutil
-from faregate.canonical import ChatRequest, ChatResponse, Usage
-from faregate.contracts import (
+from faregate.api import (
+    ChatRequest,
+    ChatResponse,
+    GatewayError,
+    HttpJsonProvider,
+    JSONDecodeError,
     PassthroughStream,
-    Provider,
     RequestSummary,
     StreamParser,
-    UpstreamRequest,
     UpstreamTarget,
+    Usage,
+    json_loads,
+    upstream_error,
 )
-from faregate.errors import GatewayError, upstream_error
 from faregate_adapter_anthropic import convert
 from faregate_adapter_anthropic.format import FORMAT_NAME
 
@@ -28,27 +31,6 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
     if value is None and isinstance(headers, dict):  # plain dicts are case-sensitive
         value = next((v for k, v in headers.items() if k.lower() == name), None)
     return value or None
-
-
-def messages_url(base_url: str) -> str:
-    base = base_url.rstrip("/")
-    return base + "/messages" if base.endswith("/v1") else base + "/v1/messages"
-
-
-def headers_for(target: UpstreamTarget) -> dict[str, str]:
-    client = target.client_headers
-    version = _header(client, "anthropic-version") or _header(client, "vendor-version") or ANTHROPIC_VERSION
-    headers = {"Content-Type": "application/json", "x-api-key": target.key, "anthropic-version": version}
-    beta = _header(client, "anthropic-beta")
-    if beta:
-        headers["anthropic-beta"] = beta  # opt-in features (1h cache, interleaved thinking …)
-    if target.stream:
-        headers["Accept"] = "text/event-stream"
-    return headers
-
-
-def _bad_body() -> GatewayError:
-    return GatewayError(502, "upstream returned a malformed response", code="bad_response_body", upstream=True)
 
 
 def _stream_error(err: Any) -> GatewayError:
@@ -71,8 +53,8 @@ class AnthropicPassthrough(PassthroughStream):
 
     def feed(self, event: str | None, data: bytes) -> bool:
         try:
-            obj = jsonutil.loads(data)
-        except jsonutil.JSONDecodeError:
+            obj = json_loads(data)
+        except JSONDecodeError:
             return True  # not ours to judge; the client sees what the upstream sent
         if not isinstance(obj, dict):
             return True
@@ -100,13 +82,26 @@ class AnthropicPassthrough(PassthroughStream):
         return True
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(HttpJsonProvider):
     name = "anthropic"
     channel_types = (ANTHROPIC_CHANNEL_TYPE,)
     native_format = FORMAT_NAME
     default_base_url = "https://api.anthropic.com"
+    chat_path = "/v1/messages"
+    models_query = "limit=1000"
+    auth_header = "x-api-key"
+    auth_prefix = ""
 
-    def build_request(self, request: ChatRequest, target: UpstreamTarget) -> UpstreamRequest:
+    def auth_headers(self, target: UpstreamTarget) -> dict[str, str]:
+        client = target.client_headers
+        version = _header(client, "anthropic-version") or _header(client, "vendor-version") or ANTHROPIC_VERSION
+        headers = {"x-api-key": target.key, "anthropic-version": version}
+        beta = _header(client, "anthropic-beta")
+        if beta:
+            headers["anthropic-beta"] = beta  # opt-in features (1h cache, interleaved thinking …)
+        return headers
+
+    def render_request(self, request: ChatRequest, target: UpstreamTarget) -> dict[str, Any]:
         default_max = target.settings.get("default_max_tokens") if target.settings else None
         if not isinstance(default_max, int) or default_max < 1:
             default_max = convert.DEFAULT_MAX_TOKENS
@@ -115,29 +110,15 @@ class AnthropicProvider(Provider):
             body["stream"] = True
         else:
             body.pop("stream", None)
-        return UpstreamRequest("POST", messages_url(target.base_url), headers_for(target), jsonutil.dumps(body))
+        return body
 
-    def build_passthrough(self, body: dict[str, Any], raw: bytes, target: UpstreamTarget,
-                          summary: RequestSummary) -> UpstreamRequest:
-        payload = raw
-        if target.model != summary.model:
-            payload = jsonutil.dumps({**body, "model": target.model})  # only the model mapping changes
-        return UpstreamRequest("POST", messages_url(target.base_url), headers_for(target), payload)
+    def read_response(self, obj: Any) -> ChatResponse:
+        return convert.parse_response(obj)
 
-    def parse_response(self, body: bytes) -> ChatResponse:
-        try:
-            return convert.parse_response(jsonutil.loads(body))
-        except (jsonutil.JSONDecodeError, ValueError, TypeError, AttributeError):
-            raise _bad_body() from None
-
-    def passthrough_usage(self, body: bytes) -> Usage | None:
-        try:
-            parsed = jsonutil.loads(body)
-        except jsonutil.JSONDecodeError:
-            raise _bad_body() from None
-        if not isinstance(parsed, dict) or not isinstance(parsed.get("content"), list):
-            raise _bad_body()
-        return convert.parse_usage(parsed.get("usage"))
+    def read_usage(self, obj: Any) -> Usage | None:
+        if not isinstance(obj, dict) or not isinstance(obj.get("content"), list):
+            raise ValueError("not a Messages response")
+        return convert.parse_usage(obj.get("usage"))
 
     def stream_parser(self) -> StreamParser:
         return convert.EventParser()
@@ -150,12 +131,3 @@ class AnthropicProvider(Provider):
         if err.code is None:  # Anthropic errors carry only a type; it doubles as the code
             err.code = err.type
         return err
-
-    def models_request(self, target: UpstreamTarget) -> UpstreamRequest:
-        base = target.base_url.rstrip("/")
-        url = (base + "/models" if base.endswith("/v1") else base + "/v1/models") + "?limit=1000"
-        return UpstreamRequest("GET", url, {"x-api-key": target.key, "anthropic-version": ANTHROPIC_VERSION})
-
-    def parse_models(self, body: bytes) -> list[str]:
-        data = jsonutil.loads(body).get("data") or []
-        return [str(item["id"]) for item in data if isinstance(item, dict) and "id" in item]

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from faregate import hookimpl
-from faregate_adapter_openai.format import OpenAIChatFormat
-from faregate_adapter_openai.provider import OpenAIProvider
+from collections.abc import Callable
 
-__all__ = ["OpenAIChatFormat", "OpenAIProvider"]
+from faregate.api import InboundFormat, Provider, hookimpl
+from faregate_adapter_openai.format import OpenAIChatFormat
+from faregate_adapter_openai.provider import OpenAICompatibleProvider, OpenAIProvider
+
+__all__ = ["OpenAIChatFormat", "OpenAICompatibleProvider", "OpenAIProvider"]
 
 
 @hookimpl
-def register_formats(register):
+def register_formats(register: Callable[[InboundFormat], None]) -> None:
     register(OpenAIChatFormat())
 
 
 @hookimpl
-def register_providers(register):
+def register_providers(register: Callable[[Provider], None]) -> None:
     register(OpenAIProvider())

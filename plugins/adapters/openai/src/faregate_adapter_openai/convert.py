@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Literal
 
-from faregate import jsonutil
-from faregate.canonical import (
+from faregate.api import (
     ChatRequest,
     ChatResponse,
     ContentPart,
@@ -17,7 +17,9 @@ from faregate.canonical import (
     ReasoningDelta,
     ReasoningPart,
     StopReason,
+    StreamError,
     StreamEvent,
+    StreamParser,
     StreamStart,
     StreamStop,
     TextDelta,
@@ -29,9 +31,11 @@ from faregate.canonical import (
     ToolResultPart,
     Usage,
     UsageEvent,
+    bad_request,
+    json_dumps,
+    json_dumps_str,
+    json_loads,
 )
-from faregate.contracts import StreamParser
-from faregate.errors import bad_request
 
 _DATA_URL = re.compile(r"^data:(?P<mt>[\w.+/-]+);base64,(?P<data>.*)$", re.S)
 
@@ -152,7 +156,7 @@ def parse_request(body: dict[str, Any]) -> ChatRequest:
                     raise bad_request(f"{where}.tool_calls[{j}].function must be an object")
                 args = fn.get("arguments", "")
                 if not isinstance(args, str):
-                    args = jsonutil.dumps_str(args)
+                    args = json_dumps_str(args)
                 content.append(ToolCallPart(id=str(call.get("id", "")), name=str(fn.get("name", "")),
                                             arguments=args))
         messages.append(Message(role, content, name=msg.get("name")))
@@ -166,7 +170,9 @@ def parse_request(body: dict[str, Any]) -> ChatRequest:
     choice = body.get("tool_choice")
     tool_choice = None
     if isinstance(choice, str):
-        tool_choice = ToolChoice(mode=choice if choice in ("auto", "none", "required") else "auto")
+        mode: Literal["auto", "none", "required"] = "none" if choice == "none" else (
+            "required" if choice == "required" else "auto")
+        tool_choice = ToolChoice(mode=mode)
     elif isinstance(choice, dict):
         name = (choice.get("function") or {}).get("name")
         tool_choice = ToolChoice(mode="tool", name=name)
@@ -200,7 +206,7 @@ def parse_request(body: dict[str, Any]) -> ChatRequest:
     )
 
 
-def _render_parts(parts: list[ContentPart]) -> str | list[dict[str, Any]]:
+def _render_parts(parts: Sequence[ContentPart]) -> str | list[dict[str, Any]]:
     if all(isinstance(p, TextPart) for p in parts):
         return "".join(p.text for p in parts if isinstance(p, TextPart))
     out: list[dict[str, Any]] = []
@@ -391,13 +397,11 @@ class ChunkParser(StreamParser):
         if data == b"[DONE]":
             self.done = True
             return []
-        chunk = jsonutil.loads(data)
+        chunk = json_loads(data)
         out: list[StreamEvent] = []
         if not isinstance(chunk, dict):
             return out
         if "error" in chunk and isinstance(chunk["error"], dict):
-            from faregate.canonical import StreamError
-
             err = chunk["error"]
             return [StreamError(message=str(err.get("message", "upstream error")), type=str(err.get("type") or
                                 "upstream_error"), code=err.get("code"))]
@@ -454,7 +458,7 @@ class ChunkEncoder:
         }
         if self.include_usage:
             body["usage"] = None
-        return b"data: " + jsonutil.dumps(body) + b"\n\n"
+        return b"data: " + json_dumps(body) + b"\n\n"
 
     def _role(self, delta: dict[str, Any]) -> dict[str, Any]:
         if not self.sent_role:
@@ -502,5 +506,5 @@ class ChunkEncoder:
         if self.include_usage and usage is not None:
             body = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
                     "choices": [], "usage": render_usage(usage)}
-            out += b"data: " + jsonutil.dumps(body) + b"\n\n"
+            out += b"data: " + json_dumps(body) + b"\n\n"
         return out + b"data: [DONE]\n\n"

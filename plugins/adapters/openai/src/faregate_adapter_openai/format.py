@@ -2,31 +2,56 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from faregate import jsonutil
-from faregate.canonical import ChatRequest, ChatResponse, StreamEvent, Usage
-from faregate.contracts import InboundFormat, ModelInfo, RequestSummary, Route, StreamEncoder
-from faregate.errors import GatewayError, bad_request
+from faregate.api import (
+    ChatRequest,
+    ChatResponse,
+    GatewayError,
+    InboundFormat,
+    InboundRequest,
+    ModelInfo,
+    RequestSummary,
+    Route,
+    StreamEncoder,
+    StreamEvent,
+    Usage,
+    bad_request,
+    estimator,
+    json_dumps,
+)
 from faregate_adapter_openai import convert
 
+FORMAT_NAME = "openai.chat"
 
-def prompt_chars(messages: list[Any]) -> int:
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """The shared estimate of a chat request's input: message text, images, tools."""
     total = 0
-    for msg in messages:
+    for msg in body.get("messages") or ():
         if not isinstance(msg, dict):
             continue
+        total += estimator.MESSAGE_OVERHEAD
         content = msg.get("content")
         if isinstance(content, str):
-            total += len(content)
+            total += estimator.text(content)
         elif isinstance(content, list):
             for part in content:
-                if isinstance(part, dict):
-                    text = part.get("text")
-                    total += len(text) if isinstance(text, str) else 1000  # images etc.
-        total += 8
+                if not isinstance(part, dict):
+                    continue
+                text = part.get("text")
+                total += estimator.text(text) if isinstance(text, str) else estimator.IMAGE_TOKENS
+        for call in msg.get("tool_calls") or ():
+            if isinstance(call, dict) and isinstance(call.get("function"), dict):
+                total += estimator.json(call["function"])
+    tools = body.get("tools")
+    if isinstance(tools, list):
+        total += estimator.tools(tools)
     return total
+
+
+def error_body(err: GatewayError, message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": err.type, "param": err.param or "", "code": err.code}}
 
 
 class Encoder(StreamEncoder):
@@ -40,17 +65,18 @@ class Encoder(StreamEncoder):
         return self._enc.finish(usage)
 
     def error(self, err: GatewayError) -> bytes:
-        body = {"error": {"message": err.message, "type": err.type, "param": None, "code": err.code}}
-        return b"data: " + jsonutil.dumps(body) + b"\n\n"
+        body = error_body(err, err.message)
+        body["error"]["param"] = None
+        return b"data: " + json_dumps(body) + b"\n\n"
 
 
 class OpenAIChatFormat(InboundFormat):
-    name = "openai.chat"
+    name = FORMAT_NAME
 
     def routes(self) -> list[Route]:
         return [Route("POST", "/v1/chat/completions")]
 
-    def summarize(self, body: dict[str, Any]) -> RequestSummary:
+    def summarize(self, body: dict[str, Any], request: InboundRequest) -> RequestSummary:
         model = body.get("model")
         if not isinstance(model, str) or not model:
             raise bad_request("model is required", param="model")
@@ -67,10 +93,12 @@ class OpenAIChatFormat(InboundFormat):
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
         return RequestSummary(model=model, stream=stream, max_tokens=max_tokens, include_usage=include_usage,
-                              prompt_chars=prompt_chars(messages))
+                              prompt_tokens=prompt_tokens(body))
 
-    def parse(self, body: dict[str, Any]) -> ChatRequest:
-        return convert.parse_request(body)
+    def parse(self, body: dict[str, Any], summary: RequestSummary) -> ChatRequest:
+        request = convert.parse_request(body)
+        request.model = summary.model
+        return request
 
     def render_response(self, response: ChatResponse, requested_model: str) -> dict[str, Any]:
         return convert.render_response(response, requested_model)
@@ -79,16 +107,10 @@ class OpenAIChatFormat(InboundFormat):
         return Encoder(summary.model, request_id, summary.include_usage)
 
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
-        message = f"{err.message} (request id: {request_id})"
-        body = {"error": {"message": message, "type": err.type, "param": err.param or "", "code": err.code}}
-        return err.status, jsonutil.dumps(body)
+        return err.status, json_dumps(error_body(err, f"{err.message} (request id: {request_id})"))
 
-    def render_model_list(self, models: list[ModelInfo]) -> dict[str, Any]:
-        return {"success": True, "object": "list",
-                "data": [self.render_model(m) for m in models]}
+    def render_model_list(self, models: list[ModelInfo], request: InboundRequest) -> dict[str, Any]:
+        return {"success": True, "object": "list", "data": [self.render_model(m) for m in models]}
 
     def render_model(self, model: ModelInfo) -> dict[str, Any]:
         return {"id": model.id, "object": "model", "created": model.created, "owned_by": model.owned_by}
-
-    def claims_model_list(self, headers: Mapping[str, str], args: Mapping[str, str]) -> bool:
-        return False  # the default list format; other formats claim by their headers

@@ -1,21 +1,29 @@
-"""The channel type ``openai``: OpenAI and any OpenAI-compatible base URL."""
+"""The channel type ``openai``: OpenAI and any OpenAI-compatible base URL.
+
+:class:`OpenAICompatibleProvider` is the whole wire protocol; a vendor that speaks it
+is a few lines of data (its name, channel types, base URL), as :class:`OpenAIProvider`
+shows."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from faregate import jsonutil
-from faregate.canonical import ChatRequest, ChatResponse, Usage
-from faregate.contracts import (
+from faregate.api import (
+    ChatRequest,
+    ChatResponse,
+    GatewayError,
+    HttpJsonProvider,
+    JSONDecodeError,
     PassthroughStream,
-    Provider,
     RequestSummary,
     StreamParser,
-    UpstreamRequest,
     UpstreamTarget,
+    Usage,
+    join_url,
+    json_loads,
 )
-from faregate.errors import GatewayError, upstream_error
 from faregate_adapter_openai import convert
+from faregate_adapter_openai.format import FORMAT_NAME
 
 # new-api channel types served by the OpenAI wire format (OpenAI, Azure-less resellers,
 # Custom, OpenRouter, DeepSeek, xAI, SiliconFlow, Moonshot …)
@@ -23,15 +31,7 @@ OPENAI_COMPATIBLE_TYPES = (1, 6, 7, 8, 9, 10, 12, 13, 19, 20, 21, 22, 25, 31, 40
 
 
 def chat_url(base_url: str) -> str:
-    base = base_url.rstrip("/")
-    return base + "/chat/completions" if base.endswith("/v1") else base + "/v1/chat/completions"
-
-
-def headers_for(target: UpstreamTarget) -> dict[str, str]:
-    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {target.key}"}
-    if target.stream:
-        headers["Accept"] = "text/event-stream"
-    return headers
+    return join_url(base_url, "/v1/chat/completions")
 
 
 class OpenAIPassthrough(PassthroughStream):
@@ -50,8 +50,8 @@ class OpenAIPassthrough(PassthroughStream):
             self.done = True
             return True
         try:
-            chunk = jsonutil.loads(data)
-        except jsonutil.JSONDecodeError:
+            chunk = json_loads(data)
+        except JSONDecodeError:
             return True  # not ours to judge; the client sees what the upstream sent
         if not isinstance(chunk, dict):
             return True
@@ -79,50 +79,36 @@ class OpenAIPassthrough(PassthroughStream):
         return True
 
 
-class OpenAIProvider(Provider):
-    name = "openai"
-    channel_types = OPENAI_COMPATIBLE_TYPES
-    native_format = "openai.chat"
-    default_base_url = "https://api.openai.com"
+class OpenAICompatibleProvider(HttpJsonProvider):
+    """OpenAI's Chat Completions wire protocol; subclasses declare ``name``,
+    ``channel_types`` and ``default_base_url``."""
 
-    def build_request(self, request: ChatRequest, target: UpstreamTarget) -> UpstreamRequest:
+    native_format = FORMAT_NAME
+
+    def render_request(self, request: ChatRequest, target: UpstreamTarget) -> dict[str, Any]:
         body = convert.render_request(request, target.model)
         if target.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
-        return UpstreamRequest("POST", chat_url(target.base_url), headers_for(target), jsonutil.dumps(body))
+        return body
 
-    def build_passthrough(self, body: dict[str, Any], raw: bytes, target: UpstreamTarget,
-                          summary: RequestSummary) -> UpstreamRequest:
-        changed = False
-        if target.model != summary.model:
-            body = {**body, "model": target.model}
-            changed = True
-        if summary.stream and not summary.include_usage:
+    def passthrough_body(self, body: dict[str, Any], target: UpstreamTarget,
+                         summary: RequestSummary) -> dict[str, Any] | None:
+        changed = super().passthrough_body(body, target, summary)
+        if summary.stream and not summary.include_usage:  # the gateway bills from the usage chunk
+            body = changed or body
             options = body.get("stream_options")
-            body = {**body, "stream_options": {**(options if isinstance(options, dict) else {}),
-                                               "include_usage": True}}
-            changed = True
-        payload = jsonutil.dumps(body) if changed else raw  # untouched bodies go out as they came
-        return UpstreamRequest("POST", chat_url(target.base_url), headers_for(target), payload)
+            changed = {**body, "stream_options": {**(options if isinstance(options, dict) else {}),
+                                                  "include_usage": True}}
+        return changed
 
-    def parse_response(self, body: bytes) -> ChatResponse:
-        try:
-            return convert.parse_response(jsonutil.loads(body))
-        except (jsonutil.JSONDecodeError, ValueError, TypeError, AttributeError):
-            raise GatewayError(502, "upstream returned a malformed response", code="bad_response_body",
-                               upstream=True) from None
+    def read_response(self, obj: Any) -> ChatResponse:
+        return convert.parse_response(obj)
 
-    def passthrough_usage(self, body: bytes) -> Usage | None:
-        try:
-            parsed = jsonutil.loads(body)
-        except jsonutil.JSONDecodeError:
-            raise GatewayError(502, "upstream returned a malformed response", code="bad_response_body",
-                               upstream=True) from None
-        if not isinstance(parsed, dict) or not isinstance(parsed.get("choices"), list):
-            raise GatewayError(502, "upstream returned a malformed response", code="bad_response_body",
-                               upstream=True)
-        return convert.parse_usage(parsed.get("usage"))
+    def read_usage(self, obj: Any) -> Usage | None:
+        if not isinstance(obj, dict) or not isinstance(obj.get("choices"), list):
+            raise ValueError("not a chat completion")
+        return convert.parse_usage(obj.get("usage"))
 
     def stream_parser(self) -> StreamParser:
         return convert.ChunkParser()
@@ -130,14 +116,8 @@ class OpenAIProvider(Provider):
     def passthrough_stream(self, summary: RequestSummary) -> PassthroughStream:
         return OpenAIPassthrough(summary)
 
-    def parse_error(self, status: int, body: bytes) -> GatewayError:
-        return upstream_error(status, body)
 
-    def models_request(self, target: UpstreamTarget) -> UpstreamRequest:
-        base = target.base_url.rstrip("/")
-        url = base + "/models" if base.endswith("/v1") else base + "/v1/models"
-        return UpstreamRequest("GET", url, {"Authorization": f"Bearer {target.key}"})
-
-    def parse_models(self, body: bytes) -> list[str]:
-        data = jsonutil.loads(body).get("data") or []
-        return [str(item["id"]) for item in data if isinstance(item, dict) and "id" in item]
+class OpenAIProvider(OpenAICompatibleProvider):
+    name = "openai"
+    channel_types = OPENAI_COMPATIBLE_TYPES
+    default_base_url = "https://api.openai.com"

@@ -10,11 +10,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-import pluggy
-
-from faregate.contracts import StorageBackend
-
-hookimpl = pluggy.HookimplMarker("faregate")
+from faregate.api import StorageBackend, hookimpl
 
 # every re-run of the migrations says CREATE TABLE IF NOT EXISTS for tortoise's own
 # bookkeeping table; MySQL answers with a note that aiomysql turns into a warning

@@ -9,11 +9,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-import pluggy
-
-from faregate.contracts import StorageBackend
-
-hookimpl = pluggy.HookimplMarker("faregate")
+from faregate.api import StorageBackend, hookimpl
 
 #: URL query parameter -> (asyncpg/tortoise keyword, type); anything else is an error
 #: so a typo does not silently fall back to a default

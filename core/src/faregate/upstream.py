@@ -10,7 +10,7 @@ hot path (tests, admin tools).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 
 import aiohttp
 
@@ -63,18 +63,19 @@ class UpstreamResponse:
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             raise _wrap(exc) from exc
 
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+    async def read_chunk(self) -> bytes:
+        """The next bytes of the body as they arrive; ``b""`` at its end. A cancelled
+        call loses nothing: what arrives meanwhile stays buffered for the next call."""
         content = self._resp.content
-        while True:
-            try:
-                chunk = await content.readany()
-            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-                raise _wrap(exc) from exc
-            if not chunk:
-                if not self._resp.closed and content.exception() is not None:
-                    raise _wrap(content.exception())
-                return
-            yield chunk
+        try:
+            chunk = await content.readany()
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise _wrap(exc) from exc
+        if not chunk and not self._resp.closed:
+            failure = content.exception()
+            if failure is not None:
+                raise _wrap(failure)
+        return chunk
 
     async def aclose(self) -> None:
         self._resp.release()

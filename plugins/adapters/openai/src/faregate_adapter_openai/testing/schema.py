@@ -2,7 +2,7 @@
 
 Usage::
 
-    from faregate.testing.openai_schema import validate_chat_completion
+    from faregate_adapter_openai.testing.schema import validate_chat_completion
     validate_chat_completion(resp_json)      # raises jsonschema.ValidationError
 
 The spec (``openapi: 3.1.0``, ~3 MB of YAML) is loaded once per process (~0.7 s with
@@ -100,9 +100,10 @@ def load_spec() -> dict[str, Any]:
 
 
 @functools.cache
-def _registry() -> Registry:
-    resource = Resource.from_contents(load_spec(), default_specification=DRAFT202012)
-    return Registry().with_resource(SPEC_URI, resource).crawl()
+def _registry() -> Registry[Any]:
+    resource: Resource[Any] = Resource.from_contents(load_spec(), default_specification=DRAFT202012)
+    registry: Registry[Any] = Registry().with_resource(SPEC_URI, resource).crawl()
+    return registry
 
 
 def schema_names() -> list[str]:

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from faregate.errors import GatewayError
 from faregate.state.snapshot import ChannelEntry
+
+if TYPE_CHECKING:
+    from faregate.contracts import ChannelFilter, ChannelSelector
+    from faregate.exchange.exchange import Exchange
 
 
 def map_model(mapping: dict[str, str], model: str) -> str:
@@ -27,7 +31,16 @@ def map_model(mapping: dict[str, str], model: str) -> str:
     return current
 
 
-def weighted_pick(channels: Sequence[ChannelEntry], rng: random.Random | None = None) -> ChannelEntry:
+class Chooser(Protocol):
+    """What :func:`weighted_pick` draws with: a ``random.Random`` or the ``random`` module."""
+
+    def choice(self, seq: Sequence[ChannelEntry], /) -> ChannelEntry: ...
+
+    def choices(self, population: Sequence[ChannelEntry], /, weights: Sequence[float] | None = None, *,
+                k: int = 1) -> list[ChannelEntry]: ...
+
+
+def weighted_pick(channels: Sequence[ChannelEntry], rng: Chooser | None = None) -> ChannelEntry:
     """new-api's weights: all zero → equal; a small average weight is scaled up so
     weight 0 channels keep a small chance."""
     rng = rng or random
@@ -46,7 +59,7 @@ def weighted_pick(channels: Sequence[ChannelEntry], rng: random.Random | None = 
 class DefaultSelector:
     """Priority then weighted random; the core's fallback selector."""
 
-    def select(self, candidates: list[ChannelEntry], ctx: Any) -> ChannelEntry | None:
+    def select(self, candidates: list[ChannelEntry], ctx: Exchange) -> ChannelEntry | None:
         return weighted_pick(candidates) if candidates else None
 
 
@@ -57,8 +70,8 @@ def level_order(n_levels: int, attempt: int) -> list[int]:
     return list(range(start, n_levels)) + list(range(0, start))
 
 
-def select_channel(levels: list[list[ChannelEntry]], attempt: int, excluded: set[int], ctx: Any,
-                   filters: Sequence[Any], selectors: Sequence[Any]) -> ChannelEntry | None:
+def select_channel(levels: list[list[ChannelEntry]], attempt: int, excluded: set[int], ctx: Exchange,
+                   filters: Sequence[ChannelFilter], selectors: Sequence[ChannelSelector]) -> ChannelEntry | None:
     if not levels:
         return None
     for index in level_order(len(levels), attempt):

@@ -1,0 +1,177 @@
+"""The plugin API: the one module a Faregate plugin imports (tests may also import
+:mod:`faregate.testing`). Everything here is stable within a minor version of the
+``faregate`` distribution; anything else in the core may change without notice, and
+``tests/test_plugin_api.py`` fails when a plugin imports it.
+
+What is here, by concept:
+
+* hooks: :data:`hookimpl` (see :mod:`faregate.hookspecs` and docs/plugin-hooks.md);
+* the canonical chat model and stream events (:mod:`faregate.canonical`);
+* what plugins register: formats, providers, endpoint drivers, policy objects,
+  storage backends, plugin tables (:mod:`faregate.contracts`);
+* the exchange: inbound requests, outcomes, operations, the per-request
+  :class:`Exchange` policy objects receive;
+* errors, principals, prices, log entries, settings, the :class:`Services` door;
+* the adapter kit: :class:`HttpJsonProvider`, URL joining, stream framings, the token
+  estimator, JSON.
+"""
+
+from __future__ import annotations
+
+from faregate import __version__, hookimpl
+from faregate.billing.ledger import LogEntry
+from faregate.billing.pricing import Price, usage_quota
+from faregate.canonical import (
+    ChatRequest,
+    ChatResponse,
+    ContentPart,
+    ImagePart,
+    Message,
+    Reasoning,
+    ReasoningDelta,
+    ReasoningPart,
+    Role,
+    StopReason,
+    StreamError,
+    StreamEvent,
+    StreamStart,
+    StreamStop,
+    TextDelta,
+    TextPart,
+    Tool,
+    ToolCallDelta,
+    ToolCallPart,
+    ToolChoice,
+    ToolResultPart,
+    Usage,
+    UsageEvent,
+)
+from faregate.contracts import (
+    WEBSOCKET,
+    Authenticator,
+    ChannelFilter,
+    ChannelSelector,
+    DbModels,
+    EndpointDriver,
+    InboundFormat,
+    ModelInfo,
+    PassthroughStream,
+    PaymentProvider,
+    Pricer,
+    Provider,
+    QuotaCheck,
+    RequestRewriter,
+    RequestSummary,
+    Route,
+    StorageBackend,
+    StreamEncoder,
+    StreamParser,
+    TokenCount,
+    UpstreamRequest,
+    UpstreamTarget,
+    UsageRecorder,
+)
+from faregate.errors import GatewayError, bad_request, upstream_error
+from faregate.exchange.attempts import AttemptFailed, Operation
+from faregate.exchange.exchange import REQUEST_ID_HEADER, Exchange
+from faregate.exchange.inbound import InboundRequest, Outcome, WebSocketPeer
+from faregate.framing import Framing, FramingError, parse_sse_event, splitter_for, sse_bytes
+from faregate.jsonutil import JSONDecodeError
+from faregate.jsonutil import dumps as json_dumps
+from faregate.jsonutil import dumps_str as json_dumps_str
+from faregate.jsonutil import loads as json_loads
+from faregate.kit import HttpJsonProvider, join_url, malformed_response
+from faregate.principals import AuthRequest, Principal, bearer_token
+from faregate.services import Services
+from faregate.settings import Setting, Settings
+from faregate.state.snapshot import ChannelEntry, TokenEntry, UserEntry
+from faregate.tokens import TokenEstimator, estimator
+from faregate.upstream import UpstreamResponse
+
+__all__ = [
+    "REQUEST_ID_HEADER",
+    "WEBSOCKET",
+    "AttemptFailed",
+    "AuthRequest",
+    "Authenticator",
+    "ChannelEntry",
+    "ChannelFilter",
+    "ChannelSelector",
+    "ChatRequest",
+    "ChatResponse",
+    "ContentPart",
+    "DbModels",
+    "EndpointDriver",
+    "Exchange",
+    "Framing",
+    "FramingError",
+    "GatewayError",
+    "HttpJsonProvider",
+    "ImagePart",
+    "InboundFormat",
+    "InboundRequest",
+    "JSONDecodeError",
+    "LogEntry",
+    "Message",
+    "ModelInfo",
+    "Operation",
+    "Outcome",
+    "PassthroughStream",
+    "PaymentProvider",
+    "Price",
+    "Pricer",
+    "Principal",
+    "Provider",
+    "QuotaCheck",
+    "Reasoning",
+    "ReasoningDelta",
+    "ReasoningPart",
+    "RequestRewriter",
+    "RequestSummary",
+    "Role",
+    "Route",
+    "Services",
+    "Setting",
+    "Settings",
+    "StopReason",
+    "StorageBackend",
+    "StreamEncoder",
+    "StreamError",
+    "StreamEvent",
+    "StreamParser",
+    "StreamStart",
+    "StreamStop",
+    "TextDelta",
+    "TextPart",
+    "TokenCount",
+    "TokenEntry",
+    "TokenEstimator",
+    "Tool",
+    "ToolCallDelta",
+    "ToolCallPart",
+    "ToolChoice",
+    "ToolResultPart",
+    "UpstreamRequest",
+    "UpstreamResponse",
+    "UpstreamTarget",
+    "Usage",
+    "UsageEvent",
+    "UsageRecorder",
+    "UserEntry",
+    "WebSocketPeer",
+    "__version__",
+    "bad_request",
+    "bearer_token",
+    "estimator",
+    "hookimpl",
+    "join_url",
+    "json_dumps",
+    "json_dumps_str",
+    "json_loads",
+    "malformed_response",
+    "parse_sse_event",
+    "splitter_for",
+    "sse_bytes",
+    "upstream_error",
+    "usage_quota",
+]

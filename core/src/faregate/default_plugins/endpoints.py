@@ -1,0 +1,20 @@
+"""The core's endpoint kinds: ``chat`` (any chat-like format), ``count_tokens``, and
+the model lists ``models`` / ``model``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from faregate import hookimpl
+from faregate.contracts import EndpointDriver
+from faregate.exchange.chat import ChatDriver
+from faregate.exchange.count_tokens import CountTokensDriver
+from faregate.exchange.models import ModelDriver, ModelListDriver
+
+
+@hookimpl(trylast=True)
+def register_endpoint_drivers(register: Callable[[EndpointDriver], None]) -> None:
+    register(ChatDriver())
+    register(CountTokensDriver())
+    register(ModelListDriver())
+    register(ModelDriver())

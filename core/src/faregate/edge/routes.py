@@ -1,0 +1,130 @@
+"""The edge: Quart routes (HTTP and WebSocket) for every route the formats declare (and
+the shared model list), each turning the framework's request into an
+:class:`~faregate.exchange.inbound.InboundRequest`, running the route's endpoint
+driver, and sending the :class:`~faregate.exchange.inbound.Outcome` back. Nothing
+else in the exchange knows Quart."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from quart import Quart, Response, request, websocket
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from faregate.contracts import WEBSOCKET, EndpointDriver, InboundFormat, Route
+from faregate.edge.peer import QuartWebSocketPeer
+from faregate.errors import GatewayError
+from faregate.exchange.exchange import Exchange
+from faregate.exchange.inbound import InboundRequest, Outcome
+from faregate.exchange.run import run_exchange
+
+if TYPE_CHECKING:
+    from faregate.gateway import Gateway
+
+log = logging.getLogger("faregate.edge")
+
+DEFAULT_FORMAT = "openai.chat"
+#: routes every gateway serves in the format the request's headers speak
+SHARED_ROUTES = (Route("GET", "/v1/models", kind="models"), Route("GET", "/v1/models/{model:path}", kind="model"))
+
+_PARAM = re.compile(r"\{(\w+)(?::(\w+))?\}")
+
+View = Callable[..., Awaitable[Any]]
+
+
+def quart_rule(path: str) -> str:
+    """``/v1beta/models/{model}:generateContent`` → Werkzeug's ``<model>`` syntax."""
+    return _PARAM.sub(lambda m: f"<{m[2]}:{m[1]}>" if m[2] else f"<{m[1]}>", path)
+
+
+def install(app: Quart, gateway: Gateway) -> None:
+    """Add the routes of every format, then the shared ones (when any format serves)."""
+    for fmt in gateway.formats.values():
+        for route in fmt.routes():
+            _add(app, gateway, route, fmt)
+    if gateway.formats:
+        for route in SHARED_ROUTES:
+            _add(app, gateway, route, None)
+
+
+def _add(app: Quart, gateway: Gateway, route: Route, fmt: InboundFormat | None) -> None:
+    driver = gateway.drivers.get(route.kind)
+    owner = fmt.name if fmt is not None else "shared"
+    if driver is None:
+        log.warning("route %s %s of %s needs endpoint kind %r, which no installed plugin drives; not served",
+                    route.method, route.path, owner, route.kind)
+        return
+    endpoint = f"exchange:{owner}:{route.method}:{route.path}"
+    if route.method == WEBSOCKET:
+        app.add_websocket(quart_rule(route.path), endpoint=endpoint,
+                          view_func=_websocket_view(gateway, route, fmt, driver))
+    else:
+        app.add_url_rule(quart_rule(route.path), endpoint=endpoint, view_func=_http_view(gateway, route, fmt, driver),
+                         methods=[route.method])
+
+
+def model_list_format(gateway: Gateway, inbound: InboundRequest) -> InboundFormat:
+    for fmt in gateway.formats.values():
+        if fmt.claims_model_list(inbound):
+            return fmt
+    return gateway.formats.get(DEFAULT_FORMAT) or next(iter(gateway.formats.values()))
+
+
+def _http_view(gateway: Gateway, route: Route, fmt: InboundFormat | None, driver: EndpointDriver) -> View:
+    async def view(**params: str) -> Response:
+        # werkzeug's Headers has a Mapping's lookups without being a Mapping; the hot path
+        # takes no cast() call for it
+        inbound = InboundRequest(method=request.method, path=request.path, route=route, path_params=params,
+                                 query=request.args, headers=request.headers,  # type: ignore[arg-type]
+                                 client_ip=request.remote_addr or "", read_body=read_body, cookies=request.cookies)
+        ex = Exchange(gateway, inbound, fmt or model_list_format(gateway, inbound))
+        return to_response(await run_exchange(driver, ex))
+
+    view.__name__ = f"exchange_{route.kind}"
+    return view
+
+
+async def read_body() -> bytes:
+    """The current request's whole body (Quart enforces ``MAX_CONTENT_LENGTH``)."""
+    try:
+        # not request.get_data(): on 3.11 its wait_for costs a task per request
+        body: bytes = await request.body  # Quart types the awaited body as Any
+        return body
+    except RequestEntityTooLarge:
+        raise GatewayError(413, "request body too large", type="invalid_request_error",
+                           code="request_too_large") from None
+
+
+async def _no_body() -> bytes:
+    return b""
+
+
+def _websocket_view(gateway: Gateway, route: Route, fmt: InboundFormat | None, driver: EndpointDriver) -> View:
+    async def view(**params: str) -> Response | None:
+        peer = QuartWebSocketPeer(websocket)
+        inbound = InboundRequest(method=WEBSOCKET, path=websocket.path, route=route, path_params=params,
+                                 query=websocket.args, headers=websocket.headers,  # type: ignore[arg-type]
+                                 client_ip=websocket.remote_addr or "", read_body=_no_body,
+                                 cookies=websocket.cookies, websocket=peer,
+                                 subprotocols=tuple(websocket.requested_subprotocols))
+        ex = Exchange(gateway, inbound, fmt or model_list_format(gateway, inbound))
+        outcome = await run_exchange(driver, ex)
+        if peer.accepted:
+            return None  # the session ran (and ended) on the socket
+        return to_response(outcome)  # refused before the upgrade: a plain HTTP answer
+
+    view.__name__ = f"exchange_ws_{route.kind}"
+    return view
+
+
+def to_response(outcome: Outcome) -> Response:
+    if outcome.stream is not None:
+        response = Response(outcome.stream, status=outcome.status, content_type=outcome.content_type,
+                            headers=outcome.headers)
+        response.timeout = None  # Quart would cut long streams at RESPONSE_TIMEOUT
+        return response
+    return Response(outcome.body, status=outcome.status, content_type=outcome.content_type,
+                    headers=outcome.headers)

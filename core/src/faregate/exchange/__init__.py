@@ -1,0 +1,2 @@
+"""The exchange: one client request's way through the gate (admission, attempts,
+settlement), independent of web framework and transport."""

@@ -1,0 +1,91 @@
+"""Admission: who is calling, may they use this model, what will it cost, and the
+reservation that pays for it. Nothing here calls an upstream."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from faregate import jsonutil
+from faregate.billing.ledger import InsufficientQuota
+from faregate.billing.pricing import Price, reserve_quota
+from faregate.errors import GatewayError, bad_request
+from faregate.hooks import await_me_maybe
+from faregate.principals import AuthRequest, Principal
+
+if TYPE_CHECKING:
+    from faregate.exchange.exchange import Exchange
+
+
+async def authenticate(ex: Exchange) -> Principal:
+    """The request's API key, in its format's place for it, after catching up with
+    changes other workers made."""
+    gw = ex.gateway
+    await gw.feed.catch_up()
+    req = ex.request
+    auth_req = AuthRequest(headers=req.headers, args=req.query, remote_addr=req.client_ip, format=ex.format,
+                           api_key=ex.format.api_key(req))
+    for authenticator in gw.api_key_authenticators:
+        principal = await await_me_maybe(authenticator.authenticate(auth_req))
+        if principal is not None:
+            ex.principal = principal
+            return principal
+    raise GatewayError(401, "no API key provided", code="invalid_api_key", type="new_api_error")
+
+
+async def read_json(ex: Exchange) -> tuple[bytes, dict[str, Any]]:
+    """The body as bytes and as a JSON object; 400 when it is not one."""
+    try:
+        async with asyncio.timeout(ex.gateway.settings.body_timeout):
+            raw = await ex.request.read_body()
+    except TimeoutError:
+        raise GatewayError(408, "timed out reading the request body", code="read_request_body_failed") from None
+    try:
+        body = jsonutil.loads(raw)
+    except jsonutil.JSONDecodeError:
+        raise bad_request("request body is not valid JSON", code="bad_request_body") from None
+    if not isinstance(body, dict):
+        raise bad_request("request body must be a JSON object", code="bad_request_body")
+    return raw, body
+
+
+def check_model_allowed(principal: Principal, model: str) -> None:
+    """403 when the caller's API key is limited to other models."""
+    token = principal.token
+    if token is not None and token.model_limits is not None and model not in token.model_limits:
+        raise GatewayError(403, f"this API key may not use model {model}", code="access_denied")
+
+
+def price(ex: Exchange) -> Price:
+    for pricer in ex.gateway.pricers:
+        found = pricer.price(ex, None)
+        if found is not None:
+            return found
+    raise GatewayError(500, f"no price configured for model {ex.model}", code="model_price_error")
+
+
+async def admit(ex: Exchange) -> None:
+    """A routable model, a price, every quota check, then the reservation."""
+    gw = ex.gateway
+    principal = ex.principal
+    summary = ex.summary
+    assert principal is not None and summary is not None, "authenticate and begin before admit"
+    if not gw.snapshot.levels(principal.group, summary.model) and principal.pinned_channel is None:
+        raise GatewayError(503, f"no available channel for model {summary.model} under group {principal.group}",
+                           code="model_not_found")
+    ex.price = price(ex)
+    estimate = reserve_quota(ex.price, summary.prompt_tokens,
+                             summary.max_tokens or gw.snapshot.options.default_max_tokens)
+    for check in gw.quota_checks:
+        denial = await await_me_maybe(check.check(ex, estimate))
+        if denial is not None:
+            raise denial
+    token = principal.token
+    try:
+        ex.reservation = await gw.ledger.reserve(principal.user.id,
+                                                 None if token is None or token.unlimited else token.id, estimate)
+    except InsufficientQuota as exc:
+        if exc.kind == "token":
+            raise GatewayError(403, "the API key's quota is not enough for this request",
+                               code="pre_consume_token_quota_failed") from None
+        raise GatewayError(403, "user quota is not enough", code="insufficient_user_quota") from None

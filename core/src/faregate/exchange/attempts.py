@@ -1,0 +1,164 @@
+"""The attempt loop: choose a channel, rewrite, build and send the upstream request,
+classify what comes back; retry on another channel (excluding the failed one), or
+disable a channel whose key is dead. What a 200 becomes is the endpoint kind's
+:class:`Operation`'s business."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+from typing import TYPE_CHECKING, Protocol
+
+from faregate.contracts import Provider, UpstreamRequest, UpstreamTarget
+from faregate.db import models as m
+from faregate.errors import GatewayError
+from faregate.exchange.routing import map_model, select_channel
+from faregate.hooks import await_me_maybe
+from faregate.upstream import UpstreamResponse, UpstreamTransportError
+
+if TYPE_CHECKING:
+    from faregate.exchange.exchange import Exchange
+    from faregate.exchange.inbound import Outcome
+    from faregate.state.snapshot import ChannelEntry
+
+log = logging.getLogger("faregate.relay")
+
+MAX_ERROR_BODY = 1 << 20
+
+
+class AttemptFailed(Exception):
+    """Raised by an operation when an answer failed before anything reached the client
+    (an empty stream, say): the attempt counts as failed and the next channel is tried."""
+
+    def __init__(self, error: GatewayError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class Operation(Protocol):
+    """What one endpoint kind does within an attempt."""
+
+    def serves(self, provider: Provider) -> bool:
+        """Whether a channel of this provider can take the request (capabilities)."""
+        ...
+
+    def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
+        ...
+
+    async def finish(self, ex: Exchange, provider: Provider, resp: UpstreamResponse, passthrough: bool) -> Outcome:
+        """Turn the upstream's 200 into the client's outcome (settling the exchange, now
+        or when a stream ends); raise :class:`AttemptFailed` to try another channel."""
+        ...
+
+
+async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
+    gw = ex.gateway
+    options = gw.snapshot.options
+    principal = ex.principal
+    summary = ex.summary
+    assert principal is not None and summary is not None, "admit before relaying"
+    excluded: set[int] = set()
+    last_error: GatewayError | None = None
+    original_body, original_raw = ex.body, ex.raw
+    attempts = 1 if principal.pinned_channel is not None else options.retry_times + 1
+    for attempt in range(attempts):
+        ex.attempt = attempt
+        channel = choose(ex, attempt, excluded)
+        if channel is None:
+            break
+        ex.channel = channel
+        ex.tried.append(channel.id)
+        provider = gw.providers.get(channel.type)
+        if provider is None or not op.serves(provider):
+            excluded.add(channel.id)
+            last_error = GatewayError(503, f"channel type {channel.type} has no provider plugin loaded",
+                                      code="channel:invalid_type")
+            continue
+        ex.upstream_model = map_model(channel.model_mapping, ex.model)
+        if attempt:
+            ex.restart_attempt(original_body, original_raw)
+        for rewriter in gw.request_rewriters:
+            await await_me_maybe(rewriter.rewrite(ex))
+        target = UpstreamTarget(
+            base_url=channel.base_url or provider.default_base_url, key=random.choice(channel.keys),
+            model=ex.upstream_model, stream=summary.stream, channel_type=channel.type, other=channel.other,
+            settings=channel.setting, client_headers=ex.request.headers,
+        )
+        if provider.prepare_credential is not None:
+            target.key = await provider.prepare_credential(target)
+        passthrough = provider.native_format == ex.format.name and not channel.setting.get("force_convert")
+        upstream_req = op.build(ex, provider, target, passthrough)
+        apply_header_override(upstream_req, channel.header_override, target.key)
+        try:
+            resp = await gw.upstream.send(upstream_req, stream=summary.stream)
+        except UpstreamTransportError as exc:
+            log.warning("channel %s: request failed: %s", channel.id, exc)
+            last_error = GatewayError(500, "upstream error: do request failed", code="do_request_failed",
+                                      upstream=True)
+            excluded.add(channel.id)
+            continue
+        if resp.status_code != 200:
+            err = await upstream_error(ex, provider, resp, channel)
+            excluded.add(channel.id)
+            last_error = err
+            if not options.should_retry_status(err.status) or err.code == "bad_response_body":
+                raise err
+            continue
+        try:
+            return await op.finish(ex, provider, resp, passthrough)
+        except AttemptFailed as failed:
+            last_error = failed.error
+            excluded.add(channel.id)
+    if last_error is not None:
+        raise last_error
+    raise GatewayError(503, f"no available channel for model {ex.model} under group {principal.group}",
+                       code="model_not_found")
+
+
+def choose(ex: Exchange, attempt: int, excluded: set[int]) -> ChannelEntry | None:
+    gw = ex.gateway
+    principal = ex.principal
+    assert principal is not None
+    pinned = principal.pinned_channel
+    if pinned is not None:
+        channel = gw.snapshot.channels.get(pinned)
+        if channel is None or channel.status != m.CHANNEL_ENABLED:
+            raise GatewayError(403, "the pinned channel is disabled or does not exist", code="access_denied")
+        return channel
+    levels = gw.snapshot.levels(principal.group, ex.model)
+    return select_channel(levels, attempt, excluded, ex, gw.channel_filters, gw.channel_selectors)
+
+
+async def upstream_error(ex: Exchange, provider: Provider, resp: UpstreamResponse,
+                         channel: ChannelEntry) -> GatewayError:
+    """Read and classify an upstream's error answer; auto-disable a dead key's channel."""
+    try:
+        body = await resp.aread(MAX_ERROR_BODY)
+    except UpstreamTransportError:
+        body = b""
+    finally:
+        await resp.aclose()
+    gw = ex.gateway
+    status = resp.status_code
+    err = provider.parse_error(status, body)
+    err.upstream = True
+    retry_after = resp.headers.get("retry-after")
+    if retry_after:
+        with contextlib.suppress(ValueError):
+            err.retry_after = float(retry_after)
+    mapped = channel.status_code_mapping.get(str(status))
+    if mapped:
+        with contextlib.suppress(ValueError):
+            err.status = int(mapped)
+    options = gw.snapshot.options
+    if channel.auto_ban and options.auto_disable and options.should_disable(status, err):
+        gw.snapshot.drop_channel(channel.id)  # this worker stops routing to it now
+        gw.spawn(gw.disable_channel(channel.id, f"upstream answered {status}"))
+    log.warning("channel %s answered %s (%s)", channel.id, status, err.code)
+    return err
+
+
+def apply_header_override(req: UpstreamRequest, override: dict[str, str], key: str) -> None:
+    for name, value in override.items():
+        req.headers[name] = value.replace("{api_key}", key)

@@ -1,0 +1,88 @@
+"""The ``chat`` endpoint kind: a conversation turn (OpenAI chat completions, Anthropic
+messages, any format that maps onto the canonical chat model), regular or streamed,
+passed through when client and channel speak the same format, converted otherwise."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from faregate import jsonutil
+from faregate.canonical import ReasoningPart, TextPart, ToolCallPart
+from faregate.contracts import Provider, UpstreamRequest, UpstreamTarget
+from faregate.errors import GatewayError
+from faregate.exchange.attempts import AttemptFailed
+from faregate.exchange.exchange import REQUEST_ID_HEADER
+from faregate.exchange.inbound import Outcome
+from faregate.exchange.streaming import first_chunk, stream_body
+from faregate.upstream import UpstreamResponse, UpstreamTransportError
+
+if TYPE_CHECKING:
+    from faregate.exchange.exchange import Exchange
+
+STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+class ChatOperation:
+    """One chat attempt: build the upstream request, read its answer."""
+
+    def serves(self, provider: Provider) -> bool:
+        return True
+
+    def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
+        if passthrough:
+            assert ex.summary is not None
+            return provider.build_passthrough(ex.body, ex.raw, target, ex.summary)
+        return provider.build_request(ex.canonical(), target)
+
+    async def finish(self, ex: Exchange, provider: Provider, resp: UpstreamResponse, passthrough: bool) -> Outcome:
+        assert ex.summary is not None
+        if not ex.summary.stream:
+            return await self._regular(ex, provider, resp, passthrough)
+        first = await first_chunk(resp, ex.gateway.settings.first_byte_timeout)
+        if first is None:
+            raise AttemptFailed(GatewayError(502, "upstream closed the stream before sending anything",
+                                             code="empty_response", upstream=True))
+        headers = {**STREAM_HEADERS, REQUEST_ID_HEADER: ex.request_id}
+        return Outcome(content_type=ex.format.stream_content_type, headers=headers,
+                       stream=stream_body(ex, provider, resp, passthrough, first))
+
+    async def _regular(self, ex: Exchange, provider: Provider, resp: UpstreamResponse, passthrough: bool) -> Outcome:
+        try:
+            body = await resp.aread()
+        except UpstreamTransportError:
+            raise GatewayError(502, "upstream closed the connection mid-response", code="read_response_body_failed",
+                               upstream=True) from None
+        finally:
+            await resp.aclose()
+        response = None
+        if passthrough:
+            usage = provider.passthrough_usage(body)
+            out = body
+        else:
+            response = provider.parse_response(body)
+            usage = response.usage
+            out = jsonutil.dumps(ex.format.render_response(response, ex.model))
+        output_chars = 0
+        if usage is None:  # the upstream reported no usage: bill the answer we saw (estimated)
+            response = response or provider.parse_response(body)
+            output_chars = sum(len(p.text) if isinstance(p, TextPart | ReasoningPart)
+                               else len(p.arguments) if isinstance(p, ToolCallPart) else 0
+                               for p in response.message.content)
+        ex.settle(usage, end_reason="done", output_chars=output_chars)
+        return Outcome(body=out, headers={REQUEST_ID_HEADER: ex.request_id})
+
+
+CHAT = ChatOperation()
+
+
+class ChatDriver:
+    """Routes of kind ``chat``: authenticate, read, summarize, admit, relay."""
+
+    kind = "chat"
+
+    async def handle(self, ex: Exchange) -> Outcome:
+        await ex.authenticate()
+        raw, body = await ex.read_json()
+        ex.begin(ex.format.summarize(body, ex.request), body, raw)
+        await ex.admit()
+        return await ex.relay(CHAT)

@@ -1,0 +1,24 @@
+"""The ``count_tokens`` endpoint kind: a local estimate of a request's input tokens,
+made by the format's own walker with the shared estimator (no upstream call, no
+charge)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from faregate.exchange.admission import check_model_allowed
+
+if TYPE_CHECKING:
+    from faregate.exchange.exchange import Exchange
+    from faregate.exchange.inbound import Outcome
+
+
+class CountTokensDriver:
+    kind = "count_tokens"
+
+    async def handle(self, ex: Exchange) -> Outcome:
+        principal = await ex.authenticate()
+        _, body = await ex.read_json()
+        count = ex.format.count_tokens(body, ex.request)
+        check_model_allowed(principal, count.model)
+        return ex.json(ex.format.render_token_count(count))

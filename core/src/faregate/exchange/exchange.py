@@ -1,0 +1,153 @@
+"""One client request's way through the gate, whatever its endpoint kind and transport.
+
+An :class:`Exchange` is made by the edge per inbound request and handed to the
+endpoint driver of the route's kind. The driver walks it through the stages it needs
+(see docs/architecture.md):
+
+1. admission: :meth:`authenticate`, :meth:`read_json`, :meth:`begin` (the format's
+   summary; model access), :meth:`admit` (price, quota checks, reservation);
+2. attempts: :meth:`relay` with an :class:`~faregate.exchange.attempts.Operation`
+   (choose, rewrite, send, classify, retry / exclude / disable);
+3. settlement: :meth:`settle` or :meth:`fail`, exactly once per reservation.
+
+Policy objects (rewriters, filters, selectors, pricers, quota checks) receive the
+exchange and read its public state: ``model``, ``principal``, ``summary``,
+``channel``, ``upstream_model``, ``attempt``, ``body``, ``canonical()``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from faregate import jsonutil
+from faregate.canonical import ChatRequest, Usage
+from faregate.exchange import admission, settlement
+from faregate.exchange.inbound import JSON, InboundRequest, Outcome
+
+if TYPE_CHECKING:
+    from faregate.billing.ledger import Reservation
+    from faregate.billing.pricing import Price
+    from faregate.contracts import InboundFormat, RequestSummary
+    from faregate.errors import GatewayError
+    from faregate.exchange.attempts import Operation
+    from faregate.gateway import Gateway
+    from faregate.principals import Principal
+    from faregate.state.options import Options
+    from faregate.state.snapshot import ChannelEntry
+
+REQUEST_ID_HEADER = "X-Oneapi-Request-Id"
+
+
+def new_request_id() -> str:
+    return time.strftime("%Y%m%d%H%M%S") + uuid.uuid4().hex[:16]
+
+
+class Exchange:
+    __slots__ = ("gateway", "request", "format", "request_id", "started", "principal", "summary", "body", "raw",
+                 "price", "reservation", "channel", "upstream_model", "attempt", "tried", "extra", "_canonical")
+
+    def __init__(self, gateway: Gateway, request: InboundRequest, fmt: InboundFormat) -> None:
+        self.gateway = gateway
+        self.request = request
+        self.format = fmt
+        self.request_id = new_request_id()
+        self.started = time.perf_counter()
+        self.principal: Principal | None = None
+        self.summary: RequestSummary | None = None
+        self.body: dict[str, Any] = {}
+        self.raw = b""
+        self.price: Price | None = None
+        self.reservation: Reservation | None = None
+        self.channel: ChannelEntry | None = None
+        self.upstream_model = ""
+        self.attempt = 0
+        self.tried: list[int] = []
+        self.extra: dict[str, Any] = {}
+        self._canonical: ChatRequest | None = None
+
+    # ---- what policy objects read -----------------------------------------------------
+    @property
+    def model(self) -> str:
+        """The model the client asked for (what is priced and logged)."""
+        return self.summary.model if self.summary is not None else ""
+
+    @property
+    def path(self) -> str:
+        return self.request.path
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self.request.headers
+
+    @property
+    def client_ip(self) -> str:
+        return self.request.client_ip
+
+    @property
+    def options(self) -> Options:
+        return self.gateway.snapshot.options
+
+    def canonical(self) -> ChatRequest:
+        """The request in the canonical model, parsed on first use (same-format requests
+        never need it)."""
+        if self._canonical is None:
+            assert self.summary is not None
+            self._canonical = self.format.parse(self.body, self.summary)
+        return self._canonical
+
+    def set_canonical(self, request: ChatRequest) -> None:
+        self._canonical = request
+
+    def restart_attempt(self, body: dict[str, Any], raw: bytes) -> None:
+        """Rewriters see the client's request afresh on every attempt."""
+        self.body, self.raw, self._canonical = body, raw, None
+
+    # ---- admission --------------------------------------------------------------------
+    async def authenticate(self) -> Principal:
+        return await admission.authenticate(self)
+
+    async def read_json(self) -> tuple[bytes, dict[str, Any]]:
+        return await admission.read_json(self)
+
+    def begin(self, summary: RequestSummary, body: dict[str, Any], raw: bytes) -> None:
+        """Take the format's summary of the body; 403 if the key may not use its model."""
+        self.summary, self.body, self.raw = summary, body, raw
+        assert self.principal is not None, "authenticate before begin"
+        admission.check_model_allowed(self.principal, summary.model)
+
+    async def admit(self) -> None:
+        await admission.admit(self)
+
+    # ---- attempts ---------------------------------------------------------------------
+    async def relay(self, operation: Operation) -> Outcome:
+        from faregate.exchange.attempts import run_attempts
+
+        return await run_attempts(self, operation)
+
+    # ---- settlement -------------------------------------------------------------------
+    def settle(self, usage: Usage | None, *, end_reason: str, output_chars: int = 0,
+               first_token_ms: int | None = None) -> None:
+        settlement.settle(self, usage, end_reason=end_reason, output_chars=output_chars,
+                          first_token_ms=first_token_ms)
+
+    def fail(self, err: GatewayError) -> None:
+        settlement.refund(self, err)
+
+    # ---- outcomes ---------------------------------------------------------------------
+    def json(self, payload: Any, status: int = 200) -> Outcome:
+        return Outcome(status=status, body=jsonutil.dumps(payload), headers={REQUEST_ID_HEADER: self.request_id})
+
+    def error(self, err: GatewayError) -> Outcome:
+        """``err`` in the client's format: the one place errors are rendered."""
+        return render_error(self.format, err, self.request_id)
+
+
+def render_error(fmt: InboundFormat, err: GatewayError, request_id: str) -> Outcome:
+    status, body = fmt.render_error(err, request_id)
+    headers = {REQUEST_ID_HEADER: request_id}
+    if err.retry_after:
+        headers["Retry-After"] = str(int(err.retry_after))
+    return Outcome(status=status, body=body, content_type=JSON, headers=headers, error=err)

@@ -1,0 +1,35 @@
+"""Running an exchange through its endpoint's driver: every failure becomes an error
+outcome in the client's format, and a reservation is never left open."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from faregate.errors import GatewayError
+
+if TYPE_CHECKING:
+    from faregate.contracts import EndpointDriver
+    from faregate.exchange.exchange import Exchange
+    from faregate.exchange.inbound import Outcome
+
+log = logging.getLogger("faregate.relay")
+
+
+async def run_exchange(driver: EndpointDriver, ex: Exchange) -> Outcome:
+    try:
+        return await driver.handle(ex)
+    except GatewayError as err:
+        ex.fail(err)
+        return ex.error(err)
+    except Exception:
+        if ex.reservation is None:
+            # before the reservation, what fails is the database (catch-up, lease): never
+            # relay without a reservation
+            log.exception("could not prepare request %s", ex.request_id)
+            failure = GatewayError(503, "the gateway cannot reach its database", code="db_unavailable")
+        else:
+            log.exception("relay failed (request %s)", ex.request_id)
+            failure = GatewayError(500, "internal error", type="new_api_error", code="internal_error")
+            ex.fail(failure)
+        return ex.error(failure)

@@ -1,0 +1,90 @@
+"""Settling an exchange's reservation exactly once: charge what the upstream reported
+(or an estimate of what was seen), or refund with an error row. One builder makes
+every log entry. Synchronous, so it runs even in the ``finally`` of a cancelled
+stream."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from faregate.billing.ledger import LogEntry, Reservation
+from faregate.billing.pricing import Price, usage_quota
+from faregate.canonical import Usage
+from faregate.db import models as m
+from faregate.errors import GatewayError
+from faregate.tokens import estimator
+
+if TYPE_CHECKING:
+    from faregate.exchange.exchange import Exchange
+
+
+def log_entry(ex: Exchange, *, type: int, quota: int, usage: Usage | None, content: str = "",
+              other: dict[str, Any] | None = None) -> LogEntry:
+    """The log row of an exchange (consume, error, …): who, which key, model, channel."""
+    principal = ex.principal
+    assert principal is not None, "an exchange is billed only after authentication"
+    token = principal.token
+    channel = ex.channel
+    details: dict[str, Any] = {"request_path": ex.request.path, "admin_info": {"use_channel": list(ex.tried)}}
+    if other:
+        details.update(other)
+    return LogEntry(
+        user_id=principal.user.id, username=principal.user.username,
+        token_id=token.id if token else 0, token_name=token.name if token else "",
+        model_name=ex.model, quota=quota,
+        prompt_tokens=usage.input_tokens if usage else 0, completion_tokens=usage.output_tokens if usage else 0,
+        use_time=int(time.perf_counter() - ex.started),
+        is_stream=ex.summary.stream if ex.summary else False, channel_id=channel.id if channel else 0,
+        group=principal.group, request_id=ex.request_id, type=type, content=content, other=details,
+    )
+
+
+def settle(ex: Exchange, usage: Usage | None, *, end_reason: str, output_chars: int,
+           first_token_ms: int | None = None, reservation: Reservation | None = None) -> None:
+    """Charge ``usage`` at the exchange's price and queue its consume row. Without
+    usage from the upstream, bill only what was observed (never error text), the prompt
+    only if the upstream got as far as answering."""
+    reservation = reservation or ex.reservation
+    if reservation is None or reservation.settled:
+        return
+    price = ex.price or Price()
+    usage_source = "upstream"
+    if usage is None:
+        usage_source = "estimated"
+        out_tokens = estimator.chars(output_chars) if output_chars else 0
+        prompt = ex.summary.prompt_tokens if ex.summary else 0
+        usage = Usage(input_tokens=max(1, prompt) if out_tokens else 0, output_tokens=out_tokens)
+    quota = usage_quota(price, usage)
+    other: dict[str, Any] = {
+        "latency_ms": int((time.perf_counter() - ex.started) * 1000),  # use_time is whole seconds, as new-api
+        "model_ratio": price.model_ratio,
+        "group_ratio": price.group_ratio,
+        "completion_ratio": price.completion_ratio,
+        "cache_tokens": usage.cache_read_tokens,
+        "cache_ratio": price.cache_ratio,
+        "cache_write_tokens": usage.cache_write_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+        "end_reason": end_reason,
+        "usage_source": usage_source,
+    }
+    if price.model_price is not None:
+        other["model_price"] = price.model_price
+    if first_token_ms is not None:
+        other["frt"] = first_token_ms
+    if ex.upstream_model and ex.upstream_model != ex.model:
+        other["is_model_mapped"] = True
+        other["upstream_model_name"] = ex.upstream_model
+    entry = log_entry(ex, type=m.LOG_CONSUME, quota=quota, usage=usage, other=other)
+    channel = ex.channel
+    reservation.settle(quota, entry if ex.options.log_consume else None, channel.id if channel else 0)
+
+
+def refund(ex: Exchange, err: GatewayError, reservation: Reservation | None = None) -> None:
+    """Give the reservation back; record an error row (type 5)."""
+    reservation = reservation or ex.reservation
+    if reservation is None or reservation.settled:
+        return
+    entry = log_entry(ex, type=m.LOG_ERROR, quota=0, usage=None, content=err.message,
+                      other={"status_code": err.status, "error_code": err.code, "error_type": err.type})
+    reservation.refund(entry)

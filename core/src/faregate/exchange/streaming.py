@@ -1,0 +1,184 @@
+"""A streamed answer: upstream bytes split by the provider's framing, forwarded as they
+are (same format) or converted through the canonical events, with usage and output
+size read on the side; settled when the stream ends, however it ends.
+
+When the client leaves mid-stream, the rest of the upstream is read on the side
+(bounded by ``client_gone_drain_seconds``) so the bill uses the upstream's own usage.
+The upstream is read in the request's own task: a cancelled read leaves aiohttp's
+buffer intact, and the drain picks up where it stopped, so no reader task is needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from faregate.canonical import ReasoningDelta, StreamError, TextDelta, ToolCallDelta, Usage, UsageEvent
+from faregate.contracts import PassthroughStream, Provider, StreamEncoder, StreamParser
+from faregate.errors import GatewayError
+from faregate.framing import Framing, FramingError, splitter_for
+from faregate.upstream import UpstreamResponse, UpstreamTransportError
+
+if TYPE_CHECKING:
+    from faregate.exchange.exchange import Exchange
+
+log = logging.getLogger("faregate.relay")
+
+
+class StreamReader:
+    """Reads framed upstream events: forwarded as they are (``filt``) or converted
+    (``parser``); usage and output size on the side."""
+
+    __slots__ = ("filt", "parser", "splitter", "_usage", "_chars")
+
+    def __init__(self, filt: PassthroughStream | None, parser: StreamParser | None, framing: Framing) -> None:
+        self.filt = filt
+        self.parser = parser
+        self.splitter = splitter_for(framing)
+        self._usage: Usage | None = None
+        self._chars = 0
+
+    @property
+    def done(self) -> bool:
+        if self.filt is not None:
+            return self.filt.done
+        return self.parser is not None and self.parser.done
+
+    @property
+    def usage(self) -> Usage | None:
+        return self.filt.usage if self.filt is not None else self._usage
+
+    @property
+    def output_chars(self) -> int:
+        return self.filt.output_chars if self.filt is not None else self._chars
+
+    def trailer(self) -> bytes:
+        return self.filt.trailer() if self.filt is not None else b""
+
+    def feed(self, chunk: bytes, encoder: StreamEncoder | None) -> list[bytes]:
+        """Bytes for the client (none when ``encoder`` is None: draining a converted stream)."""
+        out: list[bytes] = []
+        filt = self.filt
+        for raw, event, data in self.splitter.feed(chunk):
+            if filt is not None:
+                if filt.feed(event, data):
+                    out.append(raw)
+                if filt.error is not None:
+                    raise filt.error
+                continue
+            assert self.parser is not None
+            try:
+                events = self.parser.feed(event, data)
+            except (ValueError, TypeError, KeyError, AttributeError):  # incl. JSON errors
+                raise GatewayError(502, "upstream sent a malformed stream event", code="bad_response_body",
+                                   upstream=True) from None
+            for ev in events:
+                if isinstance(ev, UsageEvent):
+                    if self._usage is None:
+                        self._usage = Usage()
+                    self._usage.merge(ev.usage)
+                    continue
+                if isinstance(ev, StreamError):
+                    raise GatewayError(502, ev.message, type=ev.type, code=ev.code, upstream=True)
+                if isinstance(ev, TextDelta | ReasoningDelta):
+                    self._chars += len(ev.text)
+                elif isinstance(ev, ToolCallDelta):
+                    self._chars += len(ev.arguments) + len(ev.name or "")
+                if encoder is not None:
+                    out.append(encoder.encode(ev))
+        return out
+
+
+async def first_chunk(resp: UpstreamResponse, timeout: float) -> bytes | None:
+    """Read until the first bytes arrive; None (the response closed) when none came in
+    time, which still leaves the attempt retryable."""
+    try:
+        async with asyncio.timeout(timeout):
+            chunk = await resp.read_chunk()
+            if chunk:
+                return chunk
+    except (UpstreamTransportError, TimeoutError):
+        pass
+    await resp.aclose()
+    return None
+
+
+async def stream_body(ex: Exchange, provider: Provider, resp: UpstreamResponse, passthrough: bool,
+                      first: bytes) -> AsyncIterator[bytes]:
+    gw = ex.gateway
+    summary = ex.summary
+    assert summary is not None
+    idle = gw.settings.stream_idle_timeout
+    if passthrough:
+        reader = StreamReader(provider.passthrough_stream(summary), None, provider.stream_framing)
+    else:
+        reader = StreamReader(None, provider.stream_parser(), provider.stream_framing)
+    # same format too: in-band errors come from the client's format
+    encoder = ex.format.stream_encoder(summary, ex.request_id)
+    end_reason = "eof"
+    first_token_ms: int | None = None
+    client_gone = False
+    try:
+        chunk: bytes | None = first
+        while chunk is not None:
+            out = reader.feed(chunk, encoder)
+            if out:
+                if first_token_ms is None:
+                    first_token_ms = int((time.perf_counter() - ex.started) * 1000)
+                yield b"".join(out)
+            if reader.done:
+                end_reason = "done"
+                break
+            async with asyncio.timeout(idle):
+                chunk = await resp.read_chunk() or None
+        tail = reader.trailer()
+        if end_reason != "done":
+            tail += encoder.error(GatewayError(502, "upstream stream ended early", code="stream_eof",
+                                                   upstream=True))
+        elif not passthrough:  # converted: the encoder closes the stream its own way
+            tail += encoder.finish(reader.usage)
+        if tail:
+            yield tail
+    except TimeoutError:
+        end_reason = "timeout"
+        yield encoder.error(GatewayError(504, "upstream stream went idle", code="stream_timeout",
+                                             upstream=True))
+    except GatewayError as err:
+        end_reason = "upstream_error"
+        yield encoder.error(err)
+    except (UpstreamTransportError, FramingError) as exc:
+        # a connection closed mid-body is the upstream ending early (eof)
+        end_reason = "eof" if getattr(exc, "eof", False) else "upstream_error"
+        log.warning("stream from channel %s broke: %s", ex.channel.id if ex.channel else 0, type(exc).__name__)
+        yield encoder.error(GatewayError(502, "upstream stream broke", code="stream_broken", upstream=True))
+    except (asyncio.CancelledError, GeneratorExit):
+        end_reason = "client_gone"
+        client_gone = not reader.done
+        raise
+    finally:
+        if client_gone and gw.settings.client_gone_drain_seconds > 0:
+            # read the rest on the side so the bill uses the upstream's own usage
+            gw.spawn(drain(ex, resp, reader, first_token_ms))
+        else:
+            ex.settle(reader.usage, end_reason=end_reason, output_chars=reader.output_chars,
+                      first_token_ms=first_token_ms)
+            gw.spawn(resp.aclose())
+
+
+async def drain(ex: Exchange, resp: UpstreamResponse, reader: StreamReader, first_token_ms: int | None) -> None:
+    try:
+        async with asyncio.timeout(ex.gateway.settings.client_gone_drain_seconds):
+            while not reader.done:
+                chunk = await resp.read_chunk()
+                if not chunk:
+                    break
+                reader.feed(chunk, None)
+    except (TimeoutError, GatewayError, UpstreamTransportError, FramingError):
+        pass
+    finally:
+        ex.settle(reader.usage, end_reason="client_gone", output_chars=reader.output_chars,
+                  first_token_ms=first_token_ms)
+        await resp.aclose()

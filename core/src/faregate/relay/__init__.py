@@ -1,1 +1,0 @@
-"""The relay: from a client request to an upstream channel and back."""

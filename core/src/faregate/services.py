@@ -1,0 +1,68 @@
+"""What plugins may use of the running gateway: a narrow, typed door.
+
+Every ``register_*`` hook that builds objects (and ``startup`` / ``shutdown``) may take
+an argument ``services``: keep it on the objects you register. Lookups read the
+in-memory snapshot (no database round trip) and work once the gateway has started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+from faregate.security.crypto import key_hash
+from faregate.tokens import TokenEstimator, estimator
+
+if TYPE_CHECKING:
+    from faregate.contracts import PaymentProvider
+    from faregate.gateway import Gateway
+    from faregate.settings import Settings
+    from faregate.state.options import Options
+    from faregate.state.snapshot import ChannelEntry, TokenEntry, UserEntry
+
+
+class Services:
+    __slots__ = ("_gw", "estimator")
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gw = gateway
+        #: the one token estimator (sizing prompts, counting tokens)
+        self.estimator: TokenEstimator = estimator
+
+    @property
+    def settings(self) -> Settings:
+        """Resolved ``FAREGATE_*`` settings, the plugins' own included."""
+        return self._gw.settings
+
+    @property
+    def options(self) -> Options:
+        """The runtime options in force (new-api's options table), kept current."""
+        return self._gw.snapshot.options
+
+    # ---- who and what ---------------------------------------------------------------
+    def user(self, user_id: int) -> UserEntry | None:
+        return self._gw.snapshot.users.get(user_id)
+
+    def user_by_name(self, username: str) -> UserEntry | None:
+        return next((u for u in self._gw.snapshot.users.values() if u.username == username), None)
+
+    def token_for_key(self, key: str) -> TokenEntry | None:
+        """The API key entry for a key as clients send it, without ``sk-`` and channel pin."""
+        return self._gw.snapshot.tokens_by_hash.get(key_hash(key))
+
+    def channel(self, channel_id: int) -> ChannelEntry | None:
+        return self._gw.snapshot.channels.get(channel_id)
+
+    def payment_provider(self, name: str) -> PaymentProvider | None:
+        return self._gw.payment_providers.get(name)
+
+    # ---- doing ----------------------------------------------------------------------
+    async def publish_change(self, kind: str, ref_id: int = 0) -> None:
+        """After writing a user, key, channel or option row yourself: every worker on
+        every host reloads it (``kind`` is ``user``, ``token``, ``channel``, ``option``)."""
+        await self._gw.feed.publish(kind, ref_id)
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run work that must outlive the request; awaited at shutdown."""
+        return self._gw.spawn(coro)

@@ -1,0 +1,140 @@
+"""A fake OpenAI Chat Completions server on a real loopback TCP port.
+
+Faithful to OpenAI's documented wire format (``chat.completion`` /
+``chat.completion.chunk`` / ``{"error": {...}}`` objects validate against the official
+OpenAPI spec, see :mod:`faregate_adapter_openai.testing.schema`), deterministic (see
+:mod:`faregate_adapter_openai.testing.chat` for what it answers), with faults injectable
+per request. It is a :class:`~faregate.testing.fake_server.FakeServer`, so socket-level
+faults (TCP RST, hangs, cut streams) are possible and it is cheap enough to be the
+upstream of load benchmarks (``python -m faregate_adapter_openai.testing.fake``).
+
+Usage::
+
+    async with FakeOpenAI(api_key="sk-test") as fake:
+        client = openai.AsyncOpenAI(base_url=fake.base_url + "/v1", api_key="sk-test")
+        fake.push_fault(Fault("status", status=429, retry_after="1"))
+        fake.fail_next(500, "boom")  # the same, with a message
+        ...
+
+Routes: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /v1/models/{id}``;
+anything else is OpenAI's 404. With a key set, ``Authorization: Bearer <key>`` is
+required (else OpenAI's 401, the key masked).
+
+Faults (``Fault.kind``): the shared ones of :mod:`faregate.testing.fake_server` (``status``
+answers OpenAI's error body for the status, ``stream_cut`` / ``stall`` act on chat
+answers, ``malformed_json`` sends ``{"id": "x", "choices": [``), plus
+
+``html``             reply ``status`` with a Cloudflare-style ``text/html`` page
+``malformed_chunk``  stream: ``after_chunks`` chunks, then one ``data:`` line with
+                     truncated JSON, then ``[DONE]`` (non-stream: as ``malformed_json``)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import ClassVar
+
+import orjson
+
+from faregate.testing import fake_server
+from faregate.testing.fake_server import FakeServer, Request, Response
+from faregate_adapter_openai.testing.chat import (
+    ChatInputError,
+    completion_body,
+    completion_frames,
+    read_chat,
+    wants_stream,
+)
+from faregate_adapter_openai.testing.errors import auth_error_message, error_body, html_page
+
+__all__ = ["DEFAULT_MODELS", "FAULT_KINDS", "FakeOpenAI", "Fault"]
+
+FAULT_KINDS = fake_server.FAULT_KINDS | {"html", "malformed_chunk"}
+DEFAULT_MODELS = ("gpt-4o", "gpt-4o-mini", "gpt-3.5-turbo")
+MALFORMED_JSON = b'{"id": "x", "choices": ['
+MODEL_CREATED = 1715367049
+
+
+class Fault(fake_server.Fault):
+    """A fault of the fake OpenAI server: the shared kinds plus ``html`` and ``malformed_chunk``."""
+
+    kinds: ClassVar[frozenset[str]] = FAULT_KINDS
+
+
+class FakeOpenAI(FakeServer):
+    """Fake OpenAI server. See the module docstring."""
+
+    fault_type = Fault
+    malformed_json = MALFORMED_JSON
+    request_id_header = b"x-request-id"
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, api_key: str | None = None,
+                 key: str | None = None, latency: float = 0.0, models: Iterable[str] = ()) -> None:
+        """``api_key`` (or ``key``, its name on every fake) is the key it requires (None:
+        any); ``latency`` seconds pass before every answer; ``models`` are listed after
+        :data:`DEFAULT_MODELS`."""
+        super().__init__(host, port, key=key if key is not None else api_key, latency=latency)
+        self.models: list[str] = list(dict.fromkeys([*DEFAULT_MODELS, *models]))
+        self._models_body = b""
+
+    @property
+    def api_key(self) -> str | None:
+        return self.key
+
+    async def start(self) -> None:
+        self._models_body = orjson.dumps({"object": "list", "data": [
+            {"id": m, "object": "model", "created": MODEL_CREATED, "owned_by": "openai"} for m in self.models]})
+        await super().start()
+
+    def error_body(self, status: int, message: str | None = None) -> bytes:
+        return error_body(status, message)
+
+    async def answer_fault(self, request: Request, response: Response) -> bool:
+        fault = response.fault
+        assert fault is not None
+        if fault.kind == "html":
+            extra = [(b"server", b"cloudflare")]
+            if fault.retry_after is not None:
+                extra.append((b"retry-after", fault.retry_after.encode()))
+            body = fault.body if fault.body is not None else html_page(fault.status)
+            response.send(fault.status, body, fake_server.HTML, extra)
+            return True
+        if fault.kind == "malformed_chunk" and not wants_stream(request.json):
+            response.send(200, fault.body if fault.body is not None else MALFORMED_JSON)
+            return True
+        return await super().answer_fault(request, response)
+
+    async def answer(self, request: Request, response: Response) -> None:
+        if self.key is not None and request.headers.get("authorization") != f"Bearer {self.key}":
+            message = auth_error_message(request.headers.get("authorization", ""))
+            return response.send(401, error_body(401, message, type="invalid_request_error", code="invalid_api_key"))
+        path, method = request.path, request.method
+        if path == "/v1/chat/completions" and method == "POST":
+            return await self._chat(request, response)
+        if method == "GET" and path == "/v1/models":
+            return response.send(200, self._models_body)
+        if method == "GET" and path.startswith("/v1/models/"):
+            model = path[len("/v1/models/") :]
+            if model in self.models:
+                return response.send(200, orjson.dumps({"id": model, "object": "model", "created": MODEL_CREATED,
+                                                        "owned_by": "openai"}))
+            return response.send(404, error_body(404, f"The model '{model}' does not exist",
+                                                 type="invalid_request_error", param="model",
+                                                 code="model_not_found"))
+        response.send(404, error_body(404, f"Invalid URL ({method} {path})", type="invalid_request_error",
+                                      code=None))
+
+    async def _chat(self, request: Request, response: Response) -> None:
+        try:
+            completion = read_chat(request.json, request.number, self.id_prefix)
+        except ChatInputError as exc:
+            return response.send(400, exc.body)
+        if not completion.stream:
+            return await response.reply(200, completion_body(completion))
+        frames = completion_frames(completion)
+        fault = response.fault
+        if fault is not None and fault.kind == "malformed_chunk":
+            k = max(0, min(fault.after_chunks, len(frames) - 1))
+            bad = fault.body if fault.body is not None else MALFORMED_JSON
+            frames = [*frames[:k], b"data: " + bad + b"\n\n", frames[-1]]
+        await response.stream(frames)
