@@ -9,6 +9,7 @@ import os
 import sys
 
 from faregate.security import redact
+from faregate.settings import SettingError
 
 
 def _migrate(*, forced: bool = False) -> None:
@@ -62,10 +63,14 @@ def main(argv: list[str] | None = None) -> None:
     p_serve.add_argument("--access-log", action="store_true")
     sub.add_parser("migrate", help="apply database migrations and exit")
     args = parser.parse_args(argv)
-    if args.command == "serve":
-        serve(args.host, args.port, args.workers, args.access_log)
-    elif args.command == "migrate":
-        _migrate(forced=True)
+    try:
+        if args.command == "serve":
+            serve(args.host, args.port, args.workers, args.access_log)
+        elif args.command == "migrate":
+            _migrate(forced=True)
+    except SettingError as err:  # a bad FAREGATE_* value: one line, no traceback
+        print(f"faregate: {err}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,14 +3,39 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+class SettingError(ValueError):
+    """A ``FAREGATE_*`` value that does not parse: the start stops with this one line."""
+
 
 def _bool(value: str) -> bool:
-    return value.strip().lower() in ("1", "true", "yes", "on")
+    word = value.strip().lower()
+    if word not in _TRUE + _FALSE:
+        raise ValueError("expected 1/0, true/false, yes/no or on/off")
+    return word in _TRUE
+
+
+def non_negative(value: str) -> float:
+    """A finite number ≥ 0 (durations, sizes)."""
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise ValueError("expected a finite number ≥ 0")
+    return number
+
+
+#: what a parser expects, for the error message of a value it refuses
+EXPECTED: dict[Callable[[str], Any], str] = {float: "a number", int: "a whole number",
+                                             non_negative: "a finite number ≥ 0",
+                                             _bool: "1/0, true/false, yes/no or on/off"}
 
 
 @dataclass(frozen=True)
@@ -32,17 +57,20 @@ CORE_SETTINGS = (
     Setting("crypto_secret", "",
             "Key (any string) for encrypting channel keys at rest; generated into data_dir if empty."),
     Setting("session_secret", "", "Key for signing session cookies; generated into data_dir if empty."),
-    Setting("connect_timeout", 10.0, "Seconds to connect to an upstream.", float),
-    Setting("first_byte_timeout", 300.0, "Seconds to wait for an upstream's response headers.", float),
-    Setting("stream_idle_timeout", 300.0, "Seconds of upstream silence that end a stream.", float),
+    Setting("connect_timeout", 10.0, "Seconds to connect to an upstream.", non_negative),
+    Setting("first_byte_timeout", 300.0, "Seconds to wait for an upstream's response headers.", non_negative),
+    Setting("stream_idle_timeout", 300.0, "Seconds of upstream silence that end a stream.", non_negative),
     Setting("client_gone_drain_seconds", 30.0,
             "When a client leaves mid-stream, read the upstream on for up to this long to bill its own "
-            "usage (0: stop at once and estimate).", float),
-    Setting("max_body_mb", 128.0, "Largest request body accepted, in MiB.", float),
-    Setting("flush_interval", 0.05, "Seconds between billing/log flushes to the database.", float),
-    Setting("lease_idle_seconds", 5.0, "Unused quota leases go back to the database after this many seconds.", float),
-    Setting("sweep_interval", 15.0, "Seconds between sweeps for leases of dead workers.", float),
-    Setting("sync_interval", 30.0, "Seconds between full cache reloads (a safety net under the change feed).", float),
+            "usage (0: stop at once and estimate).", non_negative),
+    Setting("max_body_mb", 128.0, "Largest request body accepted, in MiB.", non_negative),
+    Setting("body_timeout", 120.0, "Seconds a client may take to send its request body.", non_negative),
+    Setting("flush_interval", 0.05, "Seconds between billing/log flushes to the database.", non_negative),
+    Setting("lease_idle_seconds", 5.0, "Unused quota leases go back to the database after this many seconds.",
+            non_negative),
+    Setting("sweep_interval", 15.0, "Seconds between sweeps for leases of dead workers.", non_negative),
+    Setting("sync_interval", 30.0, "Seconds between full cache reloads (a safety net under the change feed).",
+            non_negative),
     Setting("migrate", True, "Apply schema migrations at start.", _bool),
 )
 
@@ -57,7 +85,15 @@ class Settings:
         self._values: dict[str, Any] = {}
         for s in self._declared.values():
             raw = env.get(s.env)
-            self._values[s.name] = s.parse(raw) if raw not in (None, "") else s.default
+            if raw in (None, ""):
+                self._values[s.name] = s.default
+                continue
+            try:
+                self._values[s.name] = s.parse(raw)
+            except (ValueError, TypeError, ArithmeticError) as exc:
+                expected = EXPECTED.get(s.parse) or str(exc) or "a valid value"
+                raise SettingError(f"{s.env}={raw!r} is not valid: expected {expected.removeprefix('expected ')} "
+                                   f"({s.description})") from None
         for key, value in (overrides or {}).items():
             self._values[key] = value
 

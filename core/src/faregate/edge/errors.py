@@ -19,12 +19,12 @@ def install(app: Quart) -> None:
     @app.errorhandler(404)
     async def _not_found(_: Exception) -> Response:
         method, path = _current()
-        return json_error(404, f"Invalid URL ({method} {path})", "invalid_request_error")
+        return _answer(path, 404, f"Invalid URL ({method} {path})")
 
     @app.errorhandler(405)
     async def _not_allowed(_: Exception) -> Response:
         method, path = _current()
-        return json_error(405, f"Method not allowed ({method} {path})", "invalid_request_error")
+        return _answer(path, 405, f"Method not allowed ({method} {path})")
 
     @app.errorhandler(413)
     async def _too_large(_: Exception) -> Response:
@@ -36,9 +36,8 @@ def install(app: Quart) -> None:
             return json_error(err.code or 500, err.description or err.name, "invalid_request_error")
         method, path = _current()
         log.exception("unhandled error on %s %s", method, path)
-        if path.startswith("/api/"):
-            return Response(jsonutil.dumps({"success": False, "message": "internal error"}), status=500,
-                            content_type="application/json")
+        if _is_management(path):
+            return _answer(path, 500, "internal error")
         return json_error(500, "internal error", "new_api_error", "internal_error")
 
     @app.errorhandler(GatewayError)
@@ -50,6 +49,19 @@ def _current() -> tuple[str, str]:
     if has_websocket_context():
         return "WEBSOCKET", websocket.path
     return request.method, request.path
+
+
+def _is_management(path: str) -> bool:
+    return path == "/api" or path.startswith("/api/")
+
+
+def _answer(path: str, status: int, message: str) -> Response:
+    """The management API's ``{success, message}`` envelope under ``/api``, the OpenAI error elsewhere:
+    a script reading ``success`` must not meet an OpenAI-shaped body."""
+    if _is_management(path):
+        return Response(jsonutil.dumps({"success": False, "message": message}), status=status,
+                        content_type="application/json")
+    return json_error(status, message, "invalid_request_error")
 
 
 def json_error(status: int, message: str, type_: str, code: str | None = None) -> Response:
