@@ -49,8 +49,10 @@ def bad_request(message: str, code: str = "invalid_request", param: str | None =
 def upstream_error(status: int, body: bytes) -> GatewayError:
     """An upstream's error answer in the general ``{"error": {"message", "type", "code"}}``
     shape (OpenAI, Anthropic, Gemini all use it); anything else, an HTML page from a proxy
-    say, becomes ``bad response status code N`` and is not passed through."""
+    say, becomes ``bad response status code N`` and is not passed through. Key-shaped
+    strings in the message are redacted: an upstream may echo the key it refused."""
     from faregate import jsonutil
+    from faregate.security.redact import redact
 
     try:
         parsed = jsonutil.loads(body)
@@ -59,7 +61,7 @@ def upstream_error(status: int, body: bytes) -> GatewayError:
     err = parsed.get("error") if isinstance(parsed, dict) else None
     if isinstance(err, dict):
         code = err.get("code")
-        return GatewayError(status, str(err.get("message") or f"upstream answered {status}"),
+        return GatewayError(status, redact(str(err.get("message") or f"upstream answered {status}")),
                             type=str(err.get("type") or err.get("status") or "upstream_error"),
                             code=str(code) if code is not None else None, upstream=True)
     return GatewayError(status, f"bad response status code {status}", type="upstream_error",

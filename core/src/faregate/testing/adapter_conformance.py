@@ -117,8 +117,9 @@ class _Deploys:
                          Callable[..., Awaitable[Deployment]]]:
         opened: list[AdminClient] = []
 
-        async def factory(channels: int = 1, options: dict[str, Any] | None = None) -> Deployment:
-            server = await make_gateway(plugins=self.plugin_set())
+        async def factory(channels: int = 1, options: dict[str, Any] | None = None,
+                          settings: dict[str, Any] | None = None) -> Deployment:
+            server = await make_gateway(plugins=self.plugin_set(), settings=settings)
             admin = AdminClient(server.base_url)
             opened.append(admin)
             await admin.setup_root()
@@ -233,13 +234,17 @@ class AdapterConformance(_Deploys):
             provider.parse_response(body)
         assert (caught.value.status, caught.value.code, caught.value.upstream) == (502, "bad_response_body", True)
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    # every subclass runs these inherited methods (differing executors); the examples use
+    # only the provider fixture, which keeps no state between them
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                    HealthCheck.differing_executors])
     @given(value=JSON_VALUES)
     def test_any_json_answer_parses_or_is_a_502(self, provider: Provider, value: Any) -> None:
         with contextlib.suppress(GatewayError):
             provider.parse_response(jsonutil.dumps(value))
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                    HealthCheck.differing_executors])
     @given(value=JSON_VALUES, event=st.sampled_from([None, "message", "content_block_delta", "error"]))
     def test_stream_events_parse_or_raise_value_errors(self, provider: Provider, value: Any,
                                                         event: str | None) -> None:
@@ -376,7 +381,7 @@ class FormatConformance(_Deploys):
         self.assert_error(resp, 401)
 
     async def test_oversized_body_is_413_in_the_format(self, deploy: Any, fmt: InboundFormat) -> None:
-        deployment = await deploy()
+        deployment = await deploy(settings={"max_body_mb": 0.01})  # small: the body fits in socket buffers
         limit = int(deployment.server.gateway.settings.max_body_mb * 1024 * 1024)
         self.assert_error(await self._post(deployment, fmt, content=b" " * (limit + 1)), 413)
 
