@@ -156,5 +156,20 @@ def test_every_hook_has_an_example() -> None:
 def test_python_blocks_compile(doc: str) -> None:
     _, blocks = markdown_blocks((ROOT / doc).read_text(encoding="utf-8"))
     for index, (_, lang, code) in enumerate(blocks):
-        if lang == "python":
+        if lang.split(maxsplit=1)[:1] == ["python"]:
             compile(code, f"{doc} block {index}", "exec")
+
+
+def test_the_plugin_tutorial_shows_the_real_files() -> None:
+    """The tutorial's blocks titled with a path are the example plugin's files, verbatim,
+    and the adapter, its fake and its conformance run stay under 150 lines together."""
+    example = ROOT / "docs" / "examples" / "faregate-adapter-echo"
+    _, blocks = markdown_blocks((ROOT / "docs" / "writing-a-plugin.md").read_text(encoding="utf-8"))
+    shown = {lang.split(maxsplit=1)[1]: code for _, lang, code in blocks if lang.startswith("python ")}
+    assert {"src/faregate_adapter_echo/provider.py", "src/faregate_adapter_echo/testing.py",
+            "tests/test_conformance.py"} <= set(shown)
+    for path, code in shown.items():
+        assert code == (example / path).read_text(encoding="utf-8"), f"docs/writing-a-plugin.md shows a stale {path}"
+    adapter = ("src/faregate_adapter_echo/provider.py", "src/faregate_adapter_echo/testing.py",
+               "tests/test_conformance.py")
+    assert sum(len(shown[path].splitlines()) for path in adapter) < 150

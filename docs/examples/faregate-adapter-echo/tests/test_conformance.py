@@ -1,7 +1,4 @@
-"""The core's adapter conformance suite, re-run on the echo channel type against the
-plugin's own fake upstream."""
-
-from __future__ import annotations
+"""The core's adapter conformance suite, re-run on the echo channel type against FakeEcho."""
 
 from collections.abc import AsyncIterator
 
@@ -14,9 +11,7 @@ from faregate_adapter_echo.testing import FakeEcho
 
 class TestEcho(AdapterConformance):
     plugins = ["faregate-adapter-openai", "faregate-adapter-echo"]  # OpenAI-speaking clients, echo upstream
-    channel_type = ECHO_CHANNEL_TYPE
-    model = "echo-1"
-    lists_models = False
+    channel_type, model, lists_models = ECHO_CHANNEL_TYPE, "echo-1", False
 
     @pytest_asyncio.fixture
     async def upstream(self) -> AsyncIterator[FakeEcho]:

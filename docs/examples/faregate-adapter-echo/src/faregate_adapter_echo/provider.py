@@ -1,23 +1,5 @@
-"""The ``echo`` channel type: how to call an echo upstream and read what it answers.
-
-The echo wire protocol (made up for this example; it is deliberately not OpenAI's):
-
-* request: ``POST {base_url}/echo`` with header ``X-Echo-Key: <channel key>`` and
-  ``{"model": str, "prompt": str, "max_tokens": int | null, "stream": bool}``
-* regular reply: ``{"text": str, "tokens_in": int, "tokens_out": int,
-  "done_reason": "stop" | "length"}``
-* streaming reply: Server-Sent Events ``data: {"delta": str}`` …, then one
-  ``data: {"done_reason": str, "tokens_in": int, "tokens_out": int}``
-* errors: any non-200 status with ``{"problem": str}``
-
-Because no client speaks echo, every request reaches this provider through the
-canonical model: the client's format plugin parses the request into a
-:class:`~faregate.canonical.ChatRequest`, :meth:`EchoProvider.build_request` turns that
-into echo JSON, and the canonical response/stream events this module returns are
-rendered back in the client's format by the same format plugin.
-"""
-
-from __future__ import annotations
+"""The ``echo`` channel type, for the made-up echo protocol of the README. The kit's
+HttpJsonProvider does URLs, the key header, JSON decoding and malformed answers (502)."""
 
 import uuid
 from typing import Any
@@ -26,9 +8,8 @@ from faregate.api import (
     ChatRequest,
     ChatResponse,
     GatewayError,
-    JSONDecodeError,
+    HttpJsonProvider,
     Message,
-    Provider,
     StopReason,
     StreamError,
     StreamEvent,
@@ -36,27 +17,16 @@ from faregate.api import (
     StreamStop,
     TextDelta,
     TextPart,
-    UpstreamRequest,
     UpstreamTarget,
     Usage,
     UsageEvent,
     bad_request,
-    json_dumps,
     json_loads,
 )
 
-#: The channel type number admins pick when they add an echo channel. Real plugins
-#: use new-api's numbers for known vendors; made-up types should stay far above them.
+#: the channel type admins pick; made-up types stay far above new-api's numbers
 ECHO_CHANNEL_TYPE = 9001
-
-# echo's done_reason → the canonical stop reason
 _STOP_REASONS: dict[str, StopReason] = {"stop": "stop", "length": "length"}
-
-
-def _malformed() -> GatewayError:
-    # 502 + upstream=True: the upstream misbehaved, not the client
-    return GatewayError(502, "echo upstream returned a malformed response", type="upstream_error",
-                        code="bad_response_body", upstream=True)
 
 
 def _usage(reply: dict[str, Any]) -> Usage:
@@ -64,7 +34,7 @@ def _usage(reply: dict[str, Any]) -> Usage:
 
 
 def last_user_text(request: ChatRequest) -> str:
-    """Echo has no conversation: it gets the text of the last user message."""
+    """Echo has no conversation: it gets the last user message (400 before any call if none)."""
     for message in reversed(request.messages):
         if message.role == "user":
             return message.text()
@@ -72,65 +42,44 @@ def last_user_text(request: ChatRequest) -> str:
 
 
 class EchoStreamParser(StreamParser):
-    """One per stream: turns each echo SSE event into canonical stream events."""
+    """One per stream. A malformed event raises ValueError: the core ends the stream with an error."""
 
     def __init__(self) -> None:
-        self.done = False
+        self.done = False  # set at the last event: a stream without it was cut short
 
     def feed(self, event: str | None, data: bytes) -> list[StreamEvent]:
-        try:
-            message = json_loads(data)
-        except JSONDecodeError:
-            raise _malformed() from None
+        message = json_loads(data)
         if not isinstance(message, dict):
-            raise _malformed()
-        if "problem" in message:  # an error after the stream started
+            raise ValueError("an echo event is a JSON object")
+        if "problem" in message:
             return [StreamError(str(message["problem"]), code="echo_problem")]
         if "delta" in message:
-            # index 0: echo answers with a single text block
             return [TextDelta(index=0, text=str(message["delta"]))]
         if "done_reason" in message:
-            self.done = True  # tells the core the stream is complete (not cut short)
+            self.done = True
             reason = _STOP_REASONS.get(str(message["done_reason"]), "stop")
             return [StreamStop(stop_reason=reason), UsageEvent(usage=_usage(message))]
         return []  # unknown events are ignored, as SSE clients do
 
 
-class EchoProvider(Provider):
-    """Stateless, and every method is a pure function of its inputs: the core does the
-    HTTP, retries, billing and rendering."""
-
+class EchoProvider(HttpJsonProvider):
     name = "echo"
     channel_types = (ECHO_CHANNEL_TYPE,)
-    native_format = None  # no client speaks echo: always go through the canonical model
+    native_format = None  # no client speaks echo: requests always come through the canonical model
     default_base_url = "http://127.0.0.1:9001"
+    chat_path, models_path = "/echo", None  # echo cannot list its models
+    auth_header, auth_prefix = "X-Echo-Key", ""
 
-    def build_request(self, request: ChatRequest, target: UpstreamTarget) -> UpstreamRequest:
-        body = {
-            "model": target.model,  # already mapped by the channel's model mapping
-            "prompt": last_user_text(request),
-            "max_tokens": request.max_tokens,
-            "stream": target.stream,
-        }
-        headers = {"Content-Type": "application/json", "X-Echo-Key": target.key}
-        if target.stream:
-            headers["Accept"] = "text/event-stream"
-        return UpstreamRequest("POST", target.base_url.rstrip("/") + "/echo", headers, json_dumps(body))
+    def render_request(self, request: ChatRequest, target: UpstreamTarget) -> dict[str, Any]:
+        return {"model": target.model, "prompt": last_user_text(request), "max_tokens": request.max_tokens,
+                "stream": target.stream}
 
-    def parse_response(self, body: bytes) -> ChatResponse:
-        try:
-            reply = json_loads(body)
-        except JSONDecodeError:
-            raise _malformed() from None
-        if not isinstance(reply, dict) or not isinstance(reply.get("text"), str):
-            raise _malformed()
-        return ChatResponse(
-            id="echo-" + uuid.uuid4().hex[:24],
-            model="",  # echo does not name the model; formats render the one the client asked for
-            message=Message("assistant", [TextPart(reply["text"])]),
-            stop_reason=_STOP_REASONS.get(str(reply.get("done_reason")), "stop"),
-            usage=_usage(reply),
-        )
+    def read_response(self, obj: Any) -> ChatResponse:
+        if not isinstance(obj.get("text"), str):  # (not a dict: AttributeError, also a 502)
+            raise ValueError("an echo reply has a text")
+        return ChatResponse(id="echo-" + uuid.uuid4().hex[:24], model="",  # formats name the client's model
+                            message=Message("assistant", [TextPart(obj["text"])]),
+                            stop_reason=_STOP_REASONS.get(str(obj.get("done_reason")), "stop"), usage=_usage(obj))
 
     def stream_parser(self) -> StreamParser:
         return EchoStreamParser()
@@ -138,8 +87,8 @@ class EchoProvider(Provider):
     def parse_error(self, status: int, body: bytes) -> GatewayError:
         try:
             problem = json_loads(body).get("problem")
-        except (JSONDecodeError, AttributeError):
+        except (ValueError, AttributeError):
             problem = None
-        message = str(problem) if problem else f"echo upstream answered {status}"
-        # the client's format renders this in its own error shape (OpenAI: {"error": {...}})
-        return GatewayError(status, message, type="upstream_error", code="echo_problem", upstream=True)
+        # the client's format renders it in its own error shape; the core redacts secrets
+        return GatewayError(status, str(problem or f"echo upstream answered {status}"), type="upstream_error",
+                            code="echo_problem", upstream=True)
