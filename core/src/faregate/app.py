@@ -33,8 +33,10 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     app.config.update(
         MAX_CONTENT_LENGTH=int(gateway.settings.max_body_mb * 1024 * 1024),
         SESSION_COOKIE_NAME="session",
-        SESSION_COOKIE_SAMESITE="Strict",
+        # Lax: sent on top-level navigations back from OAuth providers and payment pages
+        SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SECURE=bool(gateway.settings.secure_cookies),
         PERMANENT_SESSION_LIFETIME=30 * 24 * 3600,
         BODY_TIMEOUT=gateway.settings.body_timeout,
         # None: Quart then sends without wrapping each response in a wait_for task (its

@@ -72,6 +72,9 @@ CORE_SETTINGS = (
     Setting("sync_interval", 30.0, "Seconds between full cache reloads (a safety net under the change feed).",
             non_negative),
     Setting("migrate", True, "Apply schema migrations at start.", _bool),
+    Setting("secure_cookies", False,
+            "Mark the session cookie Secure (browsers then send it over https only): set it when users "
+            "reach the gateway over https, directly or through a TLS-terminating proxy.", _bool),
 )
 
 

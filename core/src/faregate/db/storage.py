@@ -12,6 +12,7 @@ from tortoise import Tortoise
 
 from faregate.contracts import DbModels, StorageBackend
 from faregate.errors import GatewayError
+from faregate.security.files import private_dir, private_file
 
 log = logging.getLogger("faregate.storage")
 
@@ -21,8 +22,9 @@ MIGRATIONS_MODULE = "faregate.db.migrations"
 
 
 def default_url(data_dir: str) -> str:
-    os.makedirs(data_dir, exist_ok=True)
-    return "sqlite://" + os.path.abspath(os.path.join(data_dir, "faregate.db"))
+    """The embedded SQLite database in ``data_dir``, created private (0600 in a 0700 directory)."""
+    private_dir(data_dir)
+    return "sqlite://" + private_file(os.path.abspath(os.path.join(data_dir, "faregate.db")))
 
 
 def pick_backend(url: str, backends: Sequence[StorageBackend]) -> StorageBackend:

@@ -10,6 +10,8 @@ import string
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from faregate.security.files import private_dir
+
 PREFIX = "enc:v1:"
 _ALPHABET = string.ascii_letters + string.digits
 
@@ -50,7 +52,7 @@ def mask_key(key: str) -> str:
 def load_or_create_secret(data_dir: str, name: str) -> str:
     """A per-installation secret kept in ``data_dir`` (mode 0600), for single-node use.
     Several nodes must share one through the environment instead."""
-    os.makedirs(data_dir, exist_ok=True)
+    private_dir(data_dir)
     path = os.path.join(data_dir, name)
     try:
         with open(path) as fh:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from tortoise.functions import Max
 
 from faregate.db import models as m
+from faregate.security.files import private_dir
 from faregate.state.snapshot import Snapshot, channel_entry
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ class EpochFile:
     """An 8-byte counter shared by the workers of one host."""
 
     def __init__(self, path: str) -> None:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        private_dir(os.path.dirname(path) or ".")
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         if os.fstat(self._fd).st_size < _EPOCH.size:
             os.ftruncate(self._fd, _EPOCH.size)
