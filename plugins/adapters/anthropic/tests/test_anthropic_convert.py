@@ -18,14 +18,15 @@ from faregate.api import (
     ToolResultPart,
     Usage,
 )
-from faregate_adapter_anthropic import convert
-from faregate_adapter_openai import convert as oai
+from faregate_adapter_anthropic import errors, requests, responses
+from faregate_adapter_openai import requests as oai_requests
+from faregate_adapter_openai import responses as oai_responses
 
 PNG = "iVBORw0KGgo="
 
 
 def anthropic_from_openai(body: dict, **kw) -> dict:
-    return convert.render_request(oai.parse_request(body), body["model"], **kw)
+    return requests.render_request(oai_requests.parse_request(body), body["model"], **kw)
 
 
 # ---- Anthropic request → canonical -------------------------------------------------------
@@ -56,7 +57,7 @@ def test_parse_system_images_tools_and_thinking():
         "stop_sequences": ["END"], "temperature": 0.5, "top_p": 0.9, "top_k": 5,
         "metadata": {"user_id": "u-42"},
     }
-    req = convert.parse_request(body)
+    req = requests.parse_request(body)
     roles = [m.role for m in req.messages]
     assert roles == ["system", "user", "assistant", "tool", "user"]
     system = req.messages[0].content
@@ -84,10 +85,10 @@ def test_parse_system_images_tools_and_thinking():
 def test_tool_choice_both_ways(choice, mode):
     body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "x"}],
             "tools": [{"name": "f", "input_schema": {"type": "object"}}], "tool_choice": choice}
-    req = convert.parse_request(body)
+    req = requests.parse_request(body)
     assert req.tool_choice.mode == mode
-    assert convert.render_request(req, "m")["tool_choice"] == choice
-    openai_body = oai.render_request(req, "m")
+    assert requests.render_request(req, "m")["tool_choice"] == choice
+    openai_body = oai_requests.render_request(req, "m")
     expected = {"auto": "auto", "required": "required", "none": "none"}.get(mode) or \
         {"type": "function", "function": {"name": "f"}}
     assert openai_body["tool_choice"] == expected
@@ -97,12 +98,12 @@ def test_unsupported_blocks_are_a_clear_400():
     body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": [
         {"type": "document", "source": {"type": "text", "data": "x", "media_type": "text/plain"}}]}]}
     with pytest.raises(GatewayError) as info:
-        convert.parse_request(body)
+        requests.parse_request(body)
     assert info.value.status == 400 and "document" in info.value.message
     body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "x"}],
             "tools": [{"type": "web_search_20250305", "name": "web_search"}]}
     with pytest.raises(GatewayError):
-        convert.parse_request(body)
+        requests.parse_request(body)
 
 
 # ---- OpenAI request → Anthropic ------------------------------------------------------------
@@ -132,7 +133,7 @@ def test_openai_conversation_to_anthropic():
     }
     out = anthropic_from_openai(body)
     assert out["system"] == "Be brief."
-    assert out["max_tokens"] == convert.DEFAULT_MAX_TOKENS
+    assert out["max_tokens"] == requests.DEFAULT_MAX_TOKENS
     assert out["temperature"] == 1.0 and out["metadata"] == {"user_id": "alice"}
     assert out["stop_sequences"] == ["END"]
     assert "frequency_penalty" not in out and "logprobs" not in out  # no Anthropic home
@@ -159,7 +160,7 @@ def test_reasoning_effort_turns_thinking_on_with_room():
     assert out["max_tokens"] == 1000 + 8192
     assert "temperature" not in out and "top_k" not in out
     # and back: the budget maps onto the same effort in the OpenAI adapter
-    assert oai.render_request(convert.parse_request(out), "m")["reasoning_effort"] == "medium"
+    assert oai_requests.render_request(requests.parse_request(out), "m")["reasoning_effort"] == "medium"
 
 
 def test_thinking_off_when_tool_turn_has_no_signature():
@@ -177,7 +178,7 @@ def test_thinking_off_when_tool_turn_has_no_signature():
                              {"type": "thinking", "thinking": "t", "signature": "s"},
                              {"type": "tool_use", "id": "c1", "name": "f", "input": {}}]},
                          {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]}]}
-    out = convert.render_request(convert.parse_request(body), "m")
+    out = requests.render_request(requests.parse_request(body), "m")
     assert out["thinking"] == {"type": "enabled", "budget_tokens": 1024}
     assert out["messages"][1:] == body["messages"][1:]
     assert out["messages"][0]["content"] == [{"type": "text", "text": "call tool"}]
@@ -193,7 +194,7 @@ def test_anthropic_round_trip_keeps_signatures_and_redacted_thinking():
                              {"type": "text", "text": "answer"}]},
                          {"role": "user", "content": [{"type": "text", "text": "more"}]}],
             "stop_sequences": ["x"], "top_p": 0.97, "metadata": {"user_id": "u"}}
-    out = convert.render_request(convert.parse_request(body), "m")
+    out = requests.render_request(requests.parse_request(body), "m")
     assert out == body
 
 
@@ -214,29 +215,29 @@ def test_stop_reasons_both_ways(anthropic_reason, canonical, openai_finish):
             "content": [{"type": "text", "text": "hi"}], "stop_reason": anthropic_reason,
             "stop_sequence": "END" if anthropic_reason == "stop_sequence" else None,
             "usage": {"input_tokens": 1, "output_tokens": 1}}
-    resp = convert.parse_response(body)
+    resp = responses.parse_response(body)
     assert resp.stop_reason == canonical
-    assert oai.render_response(resp, "m")["choices"][0]["finish_reason"] == openai_finish
-    assert convert.render_response(resp, "m")["stop_reason"] == anthropic_reason
+    assert oai_responses.render_response(resp, "m")["choices"][0]["finish_reason"] == openai_finish
+    assert responses.render_response(resp, "m")["stop_reason"] == anthropic_reason
     # and from an OpenAI upstream
-    back = oai.parse_response(oai.render_response(resp, "m"))
+    back = oai_responses.parse_response(oai_responses.render_response(resp, "m"))
     expected = "end_turn" if anthropic_reason == "stop_sequence" else anthropic_reason
-    assert convert.render_response(back, "m")["stop_reason"] == expected
+    assert responses.render_response(back, "m")["stop_reason"] == expected
 
 
 def test_usage_cache_tokens_are_part_of_canonical_input():
-    usage = convert.parse_usage({"input_tokens": 100, "cache_read_input_tokens": 1000,
-                                 "cache_creation_input_tokens": 50, "output_tokens": 70,
-                                 "output_tokens_details": {"thinking_tokens": 30}})
+    usage = responses.parse_usage({"input_tokens": 100, "cache_read_input_tokens": 1000,
+                                   "cache_creation_input_tokens": 50, "output_tokens": 70,
+                                   "output_tokens_details": {"thinking_tokens": 30}})
     assert usage == Usage(input_tokens=1150, output_tokens=70, cache_read_tokens=1000, cache_write_tokens=50,
                           reasoning_tokens=30)
-    assert convert.render_usage(usage) == {"input_tokens": 100, "cache_read_input_tokens": 1000,
-                                           "cache_creation_input_tokens": 50, "output_tokens": 70,
-                                           "output_tokens_details": {"thinking_tokens": 30}}
+    assert responses.render_usage(usage) == {"input_tokens": 100, "cache_read_input_tokens": 1000,
+                                             "cache_creation_input_tokens": 50, "output_tokens": 70,
+                                             "output_tokens_details": {"thinking_tokens": 30}}
     # OpenAI's cached prompt tokens come out as Anthropic cache reads
-    openai_usage = oai.parse_usage({"prompt_tokens": 500, "completion_tokens": 9,
-                                    "prompt_tokens_details": {"cached_tokens": 400}})
-    assert convert.render_usage(openai_usage)["input_tokens"] == 100
+    openai_usage = oai_responses.parse_usage({"prompt_tokens": 500, "completion_tokens": 9,
+                                              "prompt_tokens_details": {"cached_tokens": 400}})
+    assert responses.render_usage(openai_usage)["input_tokens"] == 100
 
 
 def test_response_with_thinking_and_tools_to_openai_and_back():
@@ -246,12 +247,12 @@ def test_response_with_thinking_and_tools_to_openai_and_back():
                         {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": 1}}],
             "stop_reason": "tool_use", "stop_sequence": None,
             "usage": {"input_tokens": 3, "output_tokens": 4}}
-    resp = convert.parse_response(body)
-    out = oai.render_response(resp, "claude")
+    resp = responses.parse_response(body)
+    out = oai_responses.render_response(resp, "claude")
     message = out["choices"][0]["message"]
     assert message["reasoning_content"] == "plan" and message["content"] == "calling"
     assert message["tool_calls"][0]["function"] == {"name": "f", "arguments": '{"a":1}'}
-    rendered = convert.render_response(resp, "alias")
+    rendered = responses.render_response(resp, "alias")
     assert rendered["content"] == body["content"] and rendered["model"] == "alias"
     assert rendered["id"] == "msg_9"
 
@@ -260,7 +261,7 @@ def test_openai_response_to_anthropic_has_signature_field():
     resp = ChatResponse(id="chatcmpl-1", model="gpt", message=Message("assistant", [
         ReasoningPart(text="r"), TextPart("t"), ToolCallPart(id="call_1", name="f", arguments="{bad")]),
         stop_reason="tool_calls", usage=Usage(input_tokens=5, output_tokens=2))
-    out = convert.render_response(resp, "gpt")
+    out = responses.render_response(resp, "gpt")
     assert out["content"] == [{"type": "thinking", "thinking": "r", "signature": ""},
                               {"type": "text", "text": "t"},
                               {"type": "tool_use", "id": "call_1", "name": "f", "input": {}}]
@@ -285,7 +286,7 @@ def test_openai_response_to_anthropic_has_signature_field():
     (GatewayError(405, "x"), 400, "invalid_request_error"),
 ])
 def test_error_mapping(err, status, kind):
-    assert convert.anthropic_error(err) == (status, kind)
+    assert errors.anthropic_error(err) == (status, kind)
 
 
 # ---- property: OpenAI → canonical → Anthropic → canonical -----------------------------------
@@ -335,9 +336,9 @@ def _flatten(messages: list[Message]) -> list[tuple]:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(openai_conversations())
 def test_round_trip_keeps_roles_text_tool_calls_and_results(body):
-    first = oai.parse_request(body)
-    anthropic_body = json.loads(json.dumps(convert.render_request(first, "m")))  # through real JSON
-    second = convert.parse_request(anthropic_body)
+    first = oai_requests.parse_request(body)
+    anthropic_body = json.loads(json.dumps(requests.render_request(first, "m")))  # through real JSON
+    second = requests.parse_request(anthropic_body)
     assert _flatten(second.messages) == _flatten(first.messages)
     # Anthropic's alternation: no two consecutive turns of one role
     roles = [m["role"] for m in anthropic_body["messages"]]

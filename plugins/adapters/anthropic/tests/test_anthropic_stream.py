@@ -23,10 +23,10 @@ from faregate.api import (
     UsageEvent,
     splitter_for,
 )
-from faregate_adapter_anthropic import convert
 from faregate_adapter_anthropic.format import AnthropicEncoder
 from faregate_adapter_anthropic.provider import AnthropicPassthrough
-from faregate_adapter_openai import convert as oai
+from faregate_adapter_anthropic.streams import AnthropicStreamEncoder, AnthropicStreamParser
+from faregate_adapter_openai.streams import OpenAIStreamEncoder, OpenAIStreamParser
 
 EVENTS = TypeAdapter(RawMessageStreamEvent)
 
@@ -76,7 +76,7 @@ def openai_chunk(delta=None, finish=None, usage=None):
 
 
 def test_openai_stream_becomes_anthropic_sequence():
-    parser = oai.ChunkParser()
+    parser = OpenAIStreamParser()
     chunks = [
         openai_chunk({"role": "assistant", "content": ""}),
         openai_chunk({"reasoning_content": "Let me "}),
@@ -118,7 +118,7 @@ def test_openai_stream_becomes_anthropic_sequence():
 
 
 def test_interleaved_canonical_blocks_stay_contiguous():
-    enc = convert.EventEncoder("m", "r")
+    enc = AnthropicStreamEncoder("m", "r")
     out = enc.encode(StreamStart(id="x", model="m"))
     out += enc.encode(TextDelta(index=3, text="a"))
     out += enc.encode(ReasoningDelta(index=7, text="r"))
@@ -135,7 +135,7 @@ def test_interleaved_canonical_blocks_stay_contiguous():
 
 
 def test_empty_stream_and_stop_sequence():
-    enc = convert.EventEncoder("m", "r")
+    enc = AnthropicStreamEncoder("m", "r")
     out = enc.encode(StreamStop(stop_reason="stop", stop_sequence="END")) + enc.finish(Usage(input_tokens=5))
     message = check_sequence(split(out))
     assert message.content == [] and message.stop_reason == "stop_sequence" and message.stop_sequence == "END"
@@ -197,7 +197,7 @@ def anthropic_events(*, cumulative: bool = True, error: bool = False) -> list[tu
 
 @pytest.mark.parametrize("cumulative", [True, False])
 def test_anthropic_stream_to_canonical_counts_usage_once(cumulative):
-    parser = convert.EventParser()
+    parser = AnthropicStreamParser()
     usage = Usage()
     events = []
     for name, data in anthropic_events(cumulative=cumulative):
@@ -217,7 +217,7 @@ def test_anthropic_stream_to_canonical_counts_usage_once(cumulative):
     assert usage.input_tokens == 1110 and usage.cache_read_tokens == 1000 and usage.cache_write_tokens == 10
     assert usage.output_tokens == 40
     # to an OpenAI client: reasoning_content, content and tool calls
-    enc = oai.ChunkEncoder("m", "r", include_usage=True)
+    enc = OpenAIStreamEncoder("m", "r", include_usage=True)
     out = b"".join(enc.encode(e) for e in events) + enc.finish(usage)
     chunks = [json.loads(d) for _, _, d in splitter_for(Framing.SSE).feed(out) if d != b"[DONE]"]
     deltas = [c["choices"][0]["delta"] for c in chunks if c["choices"]]
@@ -226,7 +226,7 @@ def test_anthropic_stream_to_canonical_counts_usage_once(cumulative):
 
 
 def test_anthropic_stream_error_event():
-    parser = convert.EventParser()
+    parser = AnthropicStreamParser()
     out = [ev for name, data in anthropic_events(error=True) for ev in parser.feed(name, data)]
     assert out[-1] == StreamError(message="Overloaded", type="overloaded_error", code="overloaded_error")
 
@@ -253,8 +253,6 @@ def test_redacted_thinking_survives_a_converted_stream_both_ways():
     stream keeps a redacted_thinking block's data."""
     from faregate.api import ReasoningDelta as _RD
     from faregate.api import json_dumps, json_loads
-    from faregate_adapter_anthropic.convert import EventEncoder, EventParser
-    from faregate_adapter_openai.convert import ChunkEncoder, ChunkParser
 
     events = [
         ("message_start", {"type": "message_start", "message": {"id": "msg_1", "model": "claude", "usage": {
@@ -270,17 +268,17 @@ def test_redacted_thinking_survives_a_converted_stream_both_ways():
                            "usage": {"output_tokens": 2}}),
         ("message_stop", {"type": "message_stop"}),
     ]
-    parser = EventParser()
+    parser = AnthropicStreamParser()
     canonical = [ev for name, body in events for ev in parser.feed(name, json_dumps(body))]
     assert _RD(index=0, redacted="OPAQUE==") in canonical
-    encoder = ChunkEncoder("claude", "rid", include_usage=False)
+    encoder = OpenAIStreamEncoder("claude", "rid", include_usage=False)
     wire = b"".join(encoder.encode(ev) for ev in canonical if ev.kind != "usage")
     chunks = [json_loads(line[6:]) for line in wire.split(b"\n\n") if line.startswith(b"data: ")]
     details = [d for c in chunks for ch in c["choices"] for d in ch["delta"].get("reasoning_details", [])]
     assert details == [{"type": "reasoning.encrypted", "data": "OPAQUE==", "index": 0}]
-    back = ChunkParser()
+    back = OpenAIStreamParser()
     again = [ev for c in chunks for ev in back.feed(None, json_dumps(c))]
-    anthropic_out = EventEncoder("claude", "rid")
+    anthropic_out = AnthropicStreamEncoder("claude", "rid")
     sse = b"".join(anthropic_out.encode(ev) for ev in again if ev.kind != "usage")
     starts = [json_loads(part.split(b"data: ", 1)[1]) for part in sse.split(b"\n\n")
               if part.startswith(b"event: content_block_start")]

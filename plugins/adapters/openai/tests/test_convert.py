@@ -24,7 +24,7 @@ from faregate.api import (
     json_loads,
 )
 from faregate.testing.inbound import inbound_request
-from faregate_adapter_openai import convert
+from faregate_adapter_openai import requests, responses, streams
 from faregate_adapter_openai.format import OpenAIChatFormat
 from faregate_adapter_openai.provider import OpenAIPassthrough, OpenAIProvider, chat_url
 
@@ -55,14 +55,14 @@ def conversations(draw) -> dict:
 @settings(max_examples=60, deadline=None)
 @given(conversations())
 def test_round_trip_keeps_roles_text_and_tools(body):
-    canonical = convert.parse_request(body)
-    again = convert.parse_request(convert.render_request(canonical, body["model"]))
+    canonical = requests.parse_request(body)
+    again = requests.parse_request(requests.render_request(canonical, body["model"]))
     assert again.messages == canonical.messages
     assert (again.temperature, again.max_tokens) == (canonical.temperature, canonical.max_tokens)
 
 
 def test_parts_are_parsed():
-    req = convert.parse_request({"model": "m", "messages": [
+    req = requests.parse_request({"model": "m", "messages": [
         {"role": "user", "content": [{"type": "text", "text": "look"},
                                      {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
                                      {"type": "image_url", "image_url": {"url": "https://x/y.png", "detail": "low"}}]},
@@ -89,12 +89,12 @@ def test_parts_are_parsed():
 ])
 def test_bad_requests_are_400(body):
     with pytest.raises(GatewayError) as info:
-        convert.parse_request(body)
+        requests.parse_request(body)
     assert info.value.status == 400
 
 
 def test_chunk_parser_and_encoder_agree():
-    parser = convert.ChunkParser()
+    parser = streams.OpenAIStreamParser()
     chunks = [
         {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]},
         {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"reasoning_content": "think"}}]},
@@ -111,10 +111,10 @@ def test_chunk_parser_and_encoder_agree():
     kinds = [type(e) for e in events]
     assert kinds == [StreamStart, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallDelta, StreamStop, UsageEvent]
     assert [e.index for e in events if hasattr(e, "index")] == [0, 1, 2, 2]  # blocks in order of appearance
-    encoder = convert.ChunkEncoder("m", "rid", include_usage=True)
+    encoder = streams.OpenAIStreamEncoder("m", "rid", include_usage=True)
     wire = b"".join(encoder.encode(e) for e in events if not isinstance(e, UsageEvent))
     wire += encoder.finish(Usage(input_tokens=3, output_tokens=4))
-    reparsed = convert.ChunkParser()
+    reparsed = streams.OpenAIStreamParser()
     lines = [line[6:] for line in wire.split(b"\n\n") if line.startswith(b"data: ")]
     again = [ev for line in lines for ev in reparsed.feed(None, line)]
     assert [type(e) for e in again] == kinds and reparsed.done
@@ -159,20 +159,20 @@ def test_signed_reasoning_travels_in_reasoning_details():
 
     resp = ChatResponse(id="x", model="m", message=Message("assistant", [
         ReasoningPart(text="hmm", signature="sig1"), ReasoningPart(redacted="opaque"), TextPart("hi")]))
-    message = convert.render_response(resp, "m")["choices"][0]["message"]
+    message = responses.render_response(resp, "m")["choices"][0]["message"]
     assert message["reasoning_content"] == "hmm"
     assert message["reasoning_details"] == [
         {"type": "reasoning.text", "text": "hmm", "signature": "sig1", "index": 0},
         {"type": "reasoning.encrypted", "data": "opaque", "index": 1}]
-    back = convert.parse_request({"model": "m", "messages": [{"role": "assistant", **message}]})
+    back = requests.parse_request({"model": "m", "messages": [{"role": "assistant", **message}]})
     assert back.messages[0].content[:2] == [ReasoningPart(text="hmm", signature="sig1"),
                                             ReasoningPart(redacted="opaque")]
     # streamed form: signature without text, the text in reasoning_content
-    streamed = convert.parse_request({"model": "m", "messages": [{
+    streamed = requests.parse_request({"model": "m", "messages": [{
         "role": "assistant", "content": "hi", "reasoning_content": "hmm",
         "reasoning_details": [{"type": "reasoning.text", "signature": "sig1"}]}]})
     assert streamed.messages[0].content[0] == ReasoningPart(text="hmm", signature="sig1")
-    parser = convert.ChunkParser()
+    parser = streams.OpenAIStreamParser()
     events = parser.feed(None, json_dumps({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {
         "reasoning_content": "hmm", "reasoning_details": [{"type": "reasoning.text", "signature": "sig1"}]}}]}))
     assert [(type(e).__name__, getattr(e, "signature", None)) for e in events] == [

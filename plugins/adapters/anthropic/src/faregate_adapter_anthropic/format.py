@@ -23,7 +23,7 @@ from faregate.api import (
     estimator,
     json_dumps,
 )
-from faregate_adapter_anthropic import convert
+from faregate_adapter_anthropic import errors, requests, responses, streams
 
 FORMAT_NAME = "anthropic.messages"
 # headers that mark a request as Anthropic's; ``vendor-version`` is the neutral alias
@@ -72,7 +72,7 @@ def rfc3339(epoch: int) -> str:
 
 class AnthropicEncoder(StreamEncoder):
     def __init__(self, model: str, request_id: str) -> None:
-        self._enc = convert.EventEncoder(model, request_id)
+        self._enc = streams.AnthropicStreamEncoder(model, request_id)
 
     def encode(self, event: StreamEvent) -> bytes:
         return self._enc.encode(event)
@@ -81,8 +81,8 @@ class AnthropicEncoder(StreamEncoder):
         return self._enc.finish(usage)
 
     def error(self, err: GatewayError) -> bytes:
-        _, payload = convert.error_payload(err)
-        return convert.sse("error", payload)
+        _, payload = errors.error_payload(err)
+        return streams.sse("error", payload)
 
 
 class AnthropicMessagesFormat(InboundFormat):
@@ -115,18 +115,18 @@ class AnthropicMessagesFormat(InboundFormat):
                               prompt_tokens=input_tokens(body))
 
     def parse(self, body: dict[str, Any], summary: RequestSummary) -> ChatRequest:
-        request = convert.parse_request(body)
+        request = requests.parse_request(body)
         request.model = summary.model
         return request
 
     def render_response(self, response: ChatResponse, requested_model: str) -> dict[str, Any]:
-        return convert.render_response(response, requested_model)
+        return responses.render_response(response, requested_model)
 
     def stream_encoder(self, summary: RequestSummary, request_id: str) -> StreamEncoder:
         return AnthropicEncoder(summary.model, request_id)
 
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
-        status, payload = convert.error_payload(err)
+        status, payload = errors.error_payload(err)
         payload["request_id"] = request_id
         return status, json_dumps(payload)
 

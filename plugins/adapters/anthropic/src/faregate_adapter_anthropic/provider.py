@@ -19,7 +19,7 @@ from faregate.api import (
     json_loads,
     upstream_error,
 )
-from faregate_adapter_anthropic import convert
+from faregate_adapter_anthropic import errors, requests, responses, streams
 from faregate_adapter_anthropic.format import FORMAT_NAME
 
 ANTHROPIC_CHANNEL_TYPE = 14
@@ -36,7 +36,7 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 def _stream_error(err: Any) -> GatewayError:
     err = err if isinstance(err, dict) else {}
     kind = str(err.get("type") or "api_error")
-    return GatewayError(convert.ANTHROPIC_ERROR_TYPES.get(kind, 502), str(err.get("message") or "upstream error"),
+    return GatewayError(errors.ANTHROPIC_ERROR_TYPES.get(kind, 502), str(err.get("message") or "upstream error"),
                         type=kind, code=kind, upstream=True)
 
 
@@ -45,7 +45,7 @@ class AnthropicPassthrough(PassthroughStream):
     message_delta (cumulative totals, *set* not added: sub2api #2332 double-counted)."""
 
     def __init__(self) -> None:
-        self.tracker = convert.UsageTracker()
+        self.tracker = responses.UsageTracker()
         self.usage: Usage | None = None
         self.done = False
         self.error: GatewayError | None = None
@@ -104,8 +104,8 @@ class AnthropicProvider(HttpJsonProvider):
     def render_request(self, request: ChatRequest, target: UpstreamTarget) -> dict[str, Any]:
         default_max = target.settings.get("default_max_tokens") if target.settings else None
         if not isinstance(default_max, int) or default_max < 1:
-            default_max = convert.DEFAULT_MAX_TOKENS
-        body = convert.render_request(request, target.model, default_max)
+            default_max = requests.DEFAULT_MAX_TOKENS
+        body = requests.render_request(request, target.model, default_max)
         if target.stream:
             body["stream"] = True
         else:
@@ -113,15 +113,15 @@ class AnthropicProvider(HttpJsonProvider):
         return body
 
     def read_response(self, obj: Any) -> ChatResponse:
-        return convert.parse_response(obj)
+        return responses.parse_response(obj)
 
     def read_usage(self, obj: Any) -> Usage | None:
         if not isinstance(obj, dict) or not isinstance(obj.get("content"), list):
             raise ValueError("not a Messages response")
-        return convert.parse_usage(obj.get("usage"))
+        return responses.parse_usage(obj.get("usage"))
 
     def stream_parser(self) -> StreamParser:
-        return convert.EventParser()
+        return streams.AnthropicStreamParser()
 
     def passthrough_stream(self, summary: RequestSummary) -> PassthroughStream:
         return AnthropicPassthrough()

@@ -20,7 +20,7 @@ from faregate.api import (
     estimator,
     json_dumps,
 )
-from faregate_adapter_openai import convert
+from faregate_adapter_openai import requests, responses, streams
 
 FORMAT_NAME = "openai.chat"
 
@@ -56,7 +56,7 @@ def error_body(err: GatewayError, message: str) -> dict[str, Any]:
 
 class Encoder(StreamEncoder):
     def __init__(self, model: str, request_id: str, include_usage: bool) -> None:
-        self._enc = convert.ChunkEncoder(model, request_id, include_usage)
+        self._enc = streams.OpenAIStreamEncoder(model, request_id, include_usage)
 
     def encode(self, event: StreamEvent) -> bytes:
         return self._enc.encode(event)
@@ -96,12 +96,12 @@ class OpenAIChatFormat(InboundFormat):
                               prompt_tokens=prompt_tokens(body))
 
     def parse(self, body: dict[str, Any], summary: RequestSummary) -> ChatRequest:
-        request = convert.parse_request(body)
+        request = requests.parse_request(body)
         request.model = summary.model
         return request
 
     def render_response(self, response: ChatResponse, requested_model: str) -> dict[str, Any]:
-        return convert.render_response(response, requested_model)
+        return responses.render_response(response, requested_model)
 
     def stream_encoder(self, summary: RequestSummary, request_id: str) -> StreamEncoder:
         return Encoder(summary.model, request_id, summary.include_usage)

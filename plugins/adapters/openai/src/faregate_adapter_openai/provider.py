@@ -22,7 +22,7 @@ from faregate.api import (
     join_url,
     json_loads,
 )
-from faregate_adapter_openai import convert
+from faregate_adapter_openai import requests, responses, streams
 from faregate_adapter_openai.format import FORMAT_NAME
 
 # new-api channel types served by the OpenAI wire format (OpenAI, Azure-less resellers,
@@ -73,7 +73,7 @@ class OpenAIPassthrough(PassthroughStream):
                     self.output_chars += len((call.get("function") or {}).get("arguments") or "")
         usage = chunk.get("usage")
         if isinstance(usage, dict):
-            self.usage = convert.parse_usage(usage)
+            self.usage = responses.parse_usage(usage)
             if not choices and not self.client_wants_usage:
                 return False
         return True
@@ -86,7 +86,7 @@ class OpenAICompatibleProvider(HttpJsonProvider):
     native_format = FORMAT_NAME
 
     def render_request(self, request: ChatRequest, target: UpstreamTarget) -> dict[str, Any]:
-        body = convert.render_request(request, target.model)
+        body = requests.render_request(request, target.model)
         if target.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -103,15 +103,15 @@ class OpenAICompatibleProvider(HttpJsonProvider):
         return changed
 
     def read_response(self, obj: Any) -> ChatResponse:
-        return convert.parse_response(obj)
+        return responses.parse_response(obj)
 
     def read_usage(self, obj: Any) -> Usage | None:
         if not isinstance(obj, dict) or not isinstance(obj.get("choices"), list):
             raise ValueError("not a chat completion")
-        return convert.parse_usage(obj.get("usage"))
+        return responses.parse_usage(obj.get("usage"))
 
     def stream_parser(self) -> StreamParser:
-        return convert.ChunkParser()
+        return streams.OpenAIStreamParser()
 
     def passthrough_stream(self, summary: RequestSummary) -> PassthroughStream:
         return OpenAIPassthrough(summary)

@@ -1,47 +1,28 @@
-"""Anthropic Messages JSON ⇄ the canonical model. Pure functions and small stateful
-stream translators; no I/O.
-
-Usage convention: Anthropic reports ``input_tokens`` *without* cache reads and cache
-writes; the canonical ``Usage.input_tokens`` includes both, so they are added on the way
-in and subtracted on the way out.
-"""
+"""Anthropic Messages request bodies ⇄ the canonical :class:`ChatRequest`: system,
+messages and content blocks, tools and tool choice, thinking budgets, tool ids. Pure
+functions; no I/O."""
 
 from __future__ import annotations
 
 import logging
 import re
-import time
 import uuid
 from typing import Any
 
 from faregate.api import (
     ChatRequest,
-    ChatResponse,
     ContentPart,
-    GatewayError,
     ImagePart,
     JSONDecodeError,
     Message,
     Reasoning,
-    ReasoningDelta,
     ReasoningPart,
-    StopReason,
-    StreamError,
-    StreamEvent,
-    StreamParser,
-    StreamStart,
-    StreamStop,
-    TextDelta,
     TextPart,
     Tool,
-    ToolCallDelta,
     ToolCallPart,
     ToolChoice,
     ToolResultPart,
-    Usage,
-    UsageEvent,
     bad_request,
-    json_dumps,
     json_dumps_str,
     json_loads,
 )
@@ -53,23 +34,6 @@ MIN_THINKING_BUDGET = 1024  # Anthropic rejects smaller budgets
 # reasoning_effort → thinking budget; chosen so the OpenAI adapter's budget → effort
 # mapping (<4096 low, <16384 medium, else high) gives the same effort back
 EFFORT_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768}
-
-STOP_FROM_ANTHROPIC: dict[str, StopReason] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "tool_use": "tool_calls",
-    "refusal": "content_filter",
-}
-STOP_TO_ANTHROPIC: dict[str, str] = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "tool_calls": "tool_use",
-    "content_filter": "refusal",
-    "error": "end_turn",
-}
 
 _TOOL_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -83,71 +47,6 @@ def tool_id_for_anthropic(call_id: str) -> str:
 
 def new_tool_id() -> str:
     return "toolu_" + uuid.uuid4().hex[:24]
-
-
-def stop_to_anthropic(reason: StopReason | None, stop_sequence: str | None) -> str:
-    if stop_sequence:
-        return "stop_sequence"
-    return STOP_TO_ANTHROPIC.get(reason or "stop", "end_turn")
-
-
-# ---- usage ------------------------------------------------------------------------------
-
-
-class UsageTracker:
-    """Anthropic usage arriving in pieces (message_start, then message_delta with
-    cumulative totals): each field is *set*, never added, so nothing is counted twice."""
-
-    __slots__ = ("cache_read", "cache_write", "input", "output", "seen", "thinking")
-
-    def __init__(self) -> None:
-        self.input = 0
-        self.output = 0
-        self.cache_read = 0
-        self.cache_write = 0
-        self.thinking = 0
-        self.seen = False
-
-    def update(self, u: Any) -> None:
-        if not isinstance(u, dict):
-            return
-        self.seen = True
-        for key, attr in (("input_tokens", "input"), ("output_tokens", "output"),
-                          ("cache_read_input_tokens", "cache_read"),
-                          ("cache_creation_input_tokens", "cache_write")):
-            value = u.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                setattr(self, attr, value)
-        details = u.get("output_tokens_details")
-        if isinstance(details, dict) and isinstance(details.get("thinking_tokens"), int):
-            self.thinking = details["thinking_tokens"]
-
-    def usage(self) -> Usage:
-        return Usage(input_tokens=self.input + self.cache_read + self.cache_write, output_tokens=self.output,
-                     cache_read_tokens=self.cache_read, cache_write_tokens=self.cache_write,
-                     reasoning_tokens=self.thinking)
-
-
-def parse_usage(u: Any) -> Usage | None:
-    if not isinstance(u, dict):
-        return None
-    tracker = UsageTracker()
-    tracker.update(u)
-    return tracker.usage()
-
-
-def render_usage(usage: Usage | None) -> dict[str, Any]:
-    if usage is None:
-        return {"input_tokens": 0, "output_tokens": 0}
-    out: dict[str, Any] = {
-        "input_tokens": max(0, usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens),
-        "cache_creation_input_tokens": usage.cache_write_tokens,
-        "cache_read_input_tokens": usage.cache_read_tokens,
-        "output_tokens": usage.output_tokens,
-    }
-    if usage.reasoning_tokens:
-        out["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
-    return out
 
 
 # ---- requests: Anthropic → canonical ----------------------------------------------------
@@ -343,7 +242,7 @@ def _render_visible(parts: list[TextPart | ImagePart] | list[ContentPart]) -> li
     return out
 
 
-def _tool_input(arguments: str) -> dict[str, Any]:
+def tool_input(arguments: str) -> dict[str, Any]:
     if not arguments.strip():
         return {}
     try:
@@ -371,7 +270,7 @@ def _render_assistant(msg: Message) -> list[dict[str, Any]]:
             blocks.append(_render_image(p))
         elif isinstance(p, ToolCallPart):
             blocks.append({"type": "tool_use", "id": tool_id_for_anthropic(p.id), "name": p.name,
-                           "input": _tool_input(p.arguments)})
+                           "input": tool_input(p.arguments)})
     return blocks
 
 
@@ -486,277 +385,3 @@ def _thinking_allowed(req: ChatRequest, messages: list[dict[str, Any]]) -> bool:
         return True
     return True
 
-
-# ---- responses --------------------------------------------------------------------------
-
-
-def parse_response(body: Any) -> ChatResponse:
-    if not isinstance(body, dict) or not isinstance(body.get("content"), list):
-        raise ValueError("not a Messages response")
-    parts: list[ContentPart] = []
-    for block in body["content"]:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            parts.append(TextPart(str(block.get("text", ""))))
-        elif kind == "thinking":
-            parts.append(ReasoningPart(text=str(block.get("thinking", "")), signature=block.get("signature") or None))
-        elif kind == "redacted_thinking":
-            parts.append(ReasoningPart(redacted=str(block.get("data", ""))))
-        elif kind == "tool_use":
-            parts.append(ToolCallPart(id=str(block.get("id", "")), name=str(block.get("name", "")),
-                                      arguments=json_dumps_str(block.get("input") or {})))
-        # server tool blocks have no canonical home
-    reason = body.get("stop_reason")
-    return ChatResponse(
-        id=str(body.get("id", "")), model=str(body.get("model", "")), message=Message("assistant", parts),
-        stop_reason=STOP_FROM_ANTHROPIC.get(reason, "stop") if reason else None,
-        stop_sequence=body.get("stop_sequence"), usage=parse_usage(body.get("usage")), created=int(time.time()),
-    )
-
-
-def render_response(resp: ChatResponse, model: str) -> dict[str, Any]:
-    content: list[dict[str, Any]] = []
-    for p in resp.message.content:
-        if isinstance(p, ReasoningPart):
-            if p.redacted:
-                content.append({"type": "redacted_thinking", "data": p.redacted})
-            elif p.text or p.signature:
-                content.append({"type": "thinking", "thinking": p.text, "signature": p.signature or ""})
-        elif isinstance(p, TextPart):
-            content.append({"type": "text", "text": p.text})
-        elif isinstance(p, ToolCallPart):
-            content.append({"type": "tool_use", "id": p.id or new_tool_id(), "name": p.name,
-                            "input": _tool_input(p.arguments)})
-    return {
-        "id": resp.id if resp.id.startswith("msg_") else f"msg_{resp.id}",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": stop_to_anthropic(resp.stop_reason, resp.stop_sequence),
-        "stop_sequence": resp.stop_sequence,
-        "usage": render_usage(resp.usage),
-    }
-
-
-# ---- streams: Anthropic events → canonical ------------------------------------------------
-
-
-class EventParser(StreamParser):
-    """Anthropic stream events → canonical stream events. Anthropic's block indices
-    are already "content blocks in order of first appearance"."""
-
-    def __init__(self) -> None:
-        self.done = False
-        self.usage = UsageTracker()
-        self._tool_index: dict[int, int] = {}
-        self._kinds: dict[int, str] = {}
-
-    def feed(self, event: str | None, data: bytes) -> list[StreamEvent]:
-        obj = json_loads(data)
-        if not isinstance(obj, dict):
-            return []
-        kind = obj.get("type") or event
-        if kind == "message_start":
-            msg = obj.get("message") or {}
-            out: list[StreamEvent] = [StreamStart(id=str(msg.get("id", "")), model=str(msg.get("model", "")))]
-            if isinstance(msg.get("usage"), dict):
-                self.usage.update(msg["usage"])
-                out.append(UsageEvent(self.usage.usage()))
-            return out
-        if kind == "content_block_start":
-            index = int(obj.get("index", 0))
-            block = obj.get("content_block") or {}
-            btype = str(block.get("type") or "")
-            self._kinds[index] = btype
-            if btype == "text" and block.get("text"):
-                return [TextDelta(index=index, text=str(block["text"]))]
-            if btype == "thinking" and (block.get("thinking") or block.get("signature")):
-                return [ReasoningDelta(index=index, text=str(block.get("thinking") or ""),
-                                       signature=block.get("signature") or None)]
-            if btype == "tool_use":
-                tool_index = self._tool_index[index] = len(self._tool_index)
-                return [ToolCallDelta(index=index, tool_index=tool_index, id=str(block.get("id", "")),
-                                      name=str(block.get("name", "")))]
-            if btype == "redacted_thinking" and isinstance(block.get("data"), str):
-                return [ReasoningDelta(index=index, redacted=block["data"])]
-            return []  # server tool blocks have no canonical stream form
-        if kind == "content_block_delta":
-            index = int(obj.get("index", 0))
-            delta = obj.get("delta") or {}
-            dtype = delta.get("type")
-            if dtype == "text_delta":
-                return [TextDelta(index=index, text=str(delta.get("text", "")))]
-            if dtype == "thinking_delta":
-                return [ReasoningDelta(index=index, text=str(delta.get("thinking", "")))]
-            if dtype == "signature_delta":
-                return [ReasoningDelta(index=index, signature=str(delta.get("signature", "")))]
-            if dtype == "input_json_delta" and index in self._tool_index:
-                return [ToolCallDelta(index=index, tool_index=self._tool_index[index],
-                                      arguments=str(delta.get("partial_json", "")))]
-            return []
-        if kind == "message_delta":
-            delta = obj.get("delta") or {}
-            reason = delta.get("stop_reason")
-            out = [StreamStop(stop_reason=STOP_FROM_ANTHROPIC.get(reason, "stop") if reason else None,
-                              stop_sequence=delta.get("stop_sequence"))]
-            if isinstance(obj.get("usage"), dict):
-                self.usage.update(obj["usage"])
-                out.append(UsageEvent(self.usage.usage()))
-            return out
-        if kind == "message_stop":
-            self.done = True
-            return []
-        if kind == "error":
-            err = obj.get("error") or {}
-            etype = str(err.get("type") or "api_error")
-            return [StreamError(message=str(err.get("message") or "upstream error"), type=etype, code=etype)]
-        return []  # ping, content_block_stop, unknown future events
-
-
-# ---- streams: canonical → Anthropic events -------------------------------------------------
-
-
-def sse(event: str, payload: dict[str, Any]) -> bytes:
-    return b"event: " + event.encode() + b"\ndata: " + json_dumps(payload) + b"\n\n"
-
-
-class EventEncoder:
-    """Canonical stream events → Anthropic's exact event sequence. Blocks are opened
-    and closed one at a time with contiguous indices from 0, whatever the canonical
-    indices were (new-api #5483: gaps crash the SDK, which indexes a list)."""
-
-    def __init__(self, model: str, request_id: str) -> None:
-        self.model = model
-        self.id = f"msg_{request_id}"
-        self.started = False
-        self.next_index = 0
-        self.open: tuple[int, str] | None = None  # (canonical index, block type)
-        self.closed: set[tuple[int, str]] = set()
-        self.stop_reason: StopReason | None = None
-        self.stop_sequence: str | None = None
-        self.finished = False
-
-    def _start(self) -> bytes:
-        if self.started:
-            return b""
-        self.started = True
-        return sse("message_start", {"type": "message_start", "message": {
-            "id": self.id, "type": "message", "role": "assistant", "model": self.model, "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}}})
-
-    def _close(self) -> bytes:
-        if self.open is None:
-            return b""
-        self.closed.add(self.open)
-        self.open = None
-        return sse("content_block_stop", {"type": "content_block_stop", "index": self.next_index - 1})
-
-    def _block(self, key: tuple[int, str], content_block: dict[str, Any]) -> bytes:
-        """Make ``key`` the open block; returns the bytes that got it there."""
-        if self.open == key:
-            return b""
-        out = self._start() + self._close()
-        self.open = key
-        out += sse("content_block_start", {"type": "content_block_start", "index": self.next_index,
-                                           "content_block": content_block})
-        self.next_index += 1
-        return out
-
-    def _delta(self, delta: dict[str, Any]) -> bytes:
-        return sse("content_block_delta", {"type": "content_block_delta", "index": self.next_index - 1,
-                                           "delta": delta})
-
-    def encode(self, event: StreamEvent) -> bytes:
-        if isinstance(event, StreamStart):
-            return self._start()
-        if isinstance(event, TextDelta):
-            if not event.text:
-                return b""
-            out = self._block((event.index, "text"), {"type": "text", "text": ""})
-            return out + self._delta({"type": "text_delta", "text": event.text})
-        if isinstance(event, ReasoningDelta):
-            if event.redacted:  # a whole block in one event: opened with its data, closed by the next
-                return self._block((event.index, "redacted_thinking"),
-                                   {"type": "redacted_thinking", "data": event.redacted})
-            if not event.text and not event.signature:
-                return b""
-            out = self._block((event.index, "thinking"), {"type": "thinking", "thinking": "", "signature": ""})
-            if event.text:
-                out += self._delta({"type": "thinking_delta", "thinking": event.text})
-            if event.signature:
-                out += self._delta({"type": "signature_delta", "signature": event.signature})
-            return out
-        if isinstance(event, ToolCallDelta):
-            key = (event.index, "tool_use")
-            if key in self.closed:
-                # a fragment for a call already closed (upstreams interleaving parallel
-                # calls): Anthropic's sequence cannot reopen a block
-                log.warning("dropped a late tool-call fragment for block %s", event.index)
-                return b""
-            out = b""
-            if self.open != key:
-                out = self._block(key, {"type": "tool_use", "id": event.id or new_tool_id(),
-                                        "name": event.name or "", "input": {}})
-            if event.arguments:
-                out += self._delta({"type": "input_json_delta", "partial_json": event.arguments})
-            return out
-        if isinstance(event, StreamStop):
-            self.stop_reason = event.stop_reason
-            self.stop_sequence = event.stop_sequence
-            return b""
-        return b""  # usage and errors reach finish()/error() through the relay
-
-    def finish(self, usage: Usage | None) -> bytes:
-        if self.finished:
-            return b""
-        self.finished = True
-        out = self._start() + self._close()
-        out += sse("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": stop_to_anthropic(self.stop_reason,
-                                                                                self.stop_sequence),
-                                               "stop_sequence": self.stop_sequence},
-                                     "usage": render_usage(usage)})
-        return out + sse("message_stop", {"type": "message_stop"})
-
-
-# ---- errors -------------------------------------------------------------------------------
-
-ANTHROPIC_ERROR_TYPES = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "billing_error": 402,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "timeout_error": 504,
-    "overloaded_error": 529,
-}
-_STATUS_TYPES = {status: kind for kind, status in ANTHROPIC_ERROR_TYPES.items()}
-_NOT_FOUND_CODES = {"model_not_found"}
-
-
-def anthropic_error(err: GatewayError) -> tuple[int, str]:
-    """The Anthropic status and error type for a gateway error: Anthropic's own types
-    pass through; others map by status onto the set the SDK knows."""
-    if err.type in ANTHROPIC_ERROR_TYPES and err.upstream:
-        return err.status, err.type
-    status = err.status
-    if err.code in _NOT_FOUND_CODES:
-        status = 404  # no channel for the model: not worth a retry (the SDK retries 5xx)
-    elif status == 408:
-        status = 504
-    elif status == 503:
-        status = 529
-    elif status not in _STATUS_TYPES:
-        status = 500 if status >= 500 else 400
-    return status, _STATUS_TYPES[status]
-
-
-def error_payload(err: GatewayError, message: str | None = None) -> tuple[int, dict[str, Any]]:
-    status, kind = anthropic_error(err)
-    return status, {"type": "error", "error": {"type": kind, "message": message or err.message}}

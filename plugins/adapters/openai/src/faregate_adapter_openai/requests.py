@@ -1,40 +1,26 @@
-"""OpenAI Chat Completions JSON ⇄ the canonical model. Pure functions."""
+"""OpenAI Chat Completions request bodies ⇄ the canonical :class:`ChatRequest`: messages,
+content parts (text, images, reasoning), tools and tool choice. Pure functions."""
 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from faregate.api import (
     ChatRequest,
-    ChatResponse,
     ContentPart,
     ImagePart,
     Message,
     Reasoning,
-    ReasoningDelta,
     ReasoningPart,
-    StopReason,
-    StreamError,
-    StreamEvent,
-    StreamParser,
-    StreamStart,
-    StreamStop,
-    TextDelta,
     TextPart,
     Tool,
-    ToolCallDelta,
     ToolCallPart,
     ToolChoice,
     ToolResultPart,
-    Usage,
-    UsageEvent,
     bad_request,
-    json_dumps,
     json_dumps_str,
-    json_loads,
 )
 
 _DATA_URL = re.compile(r"^data:(?P<mt>[\w.+/-]+);base64,(?P<data>.*)$", re.S)
@@ -45,14 +31,6 @@ _KNOWN = {
     "top_p", "top_k", "stop", "frequency_penalty", "presence_penalty", "seed", "n", "tools", "tool_choice",
     "parallel_tool_calls", "reasoning_effort", "response_format", "user", "functions", "function_call",
 }
-
-FINISH_TO_STOP: dict[str, StopReason] = {
-    "stop": "stop", "length": "length", "tool_calls": "tool_calls", "function_call": "tool_calls",
-    "content_filter": "content_filter",
-}
-
-
-# ---- requests -------------------------------------------------------------------------------
 
 
 def _content_parts(content: Any, where: str) -> list[ContentPart]:
@@ -290,221 +268,3 @@ def render_request(req: ChatRequest, model: str) -> dict[str, Any]:
     for key, value in req.extra.items():
         out.setdefault(key, value)
     return out
-
-
-# ---- responses ------------------------------------------------------------------------------
-
-
-def parse_usage(u: Any) -> Usage | None:
-    if not isinstance(u, dict):
-        return None
-    prompt_details = u.get("prompt_tokens_details") or {}
-    completion_details = u.get("completion_tokens_details") or {}
-    return Usage(
-        input_tokens=int(u.get("prompt_tokens") or 0),
-        output_tokens=int(u.get("completion_tokens") or 0),
-        cache_read_tokens=int(prompt_details.get("cached_tokens") or 0),
-        cache_write_tokens=int(prompt_details.get("cache_write_tokens") or 0),
-        reasoning_tokens=int(completion_details.get("reasoning_tokens") or 0),
-        image_tokens=int(prompt_details.get("image_tokens") or 0),
-        audio_tokens=int(prompt_details.get("audio_tokens") or 0),
-    )
-
-
-def render_usage(usage: Usage) -> dict[str, Any]:
-    return {
-        "prompt_tokens": usage.input_tokens,
-        "completion_tokens": usage.output_tokens,
-        "total_tokens": usage.total_tokens,
-        "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens, "audio_tokens": usage.audio_tokens},
-        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens, "audio_tokens": 0,
-                                      "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
-    }
-
-
-def parse_response(body: dict[str, Any]) -> ChatResponse:
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ValueError("no choices")
-    choice = choices[0]
-    msg = choice.get("message") or {}
-    content: list[ContentPart] = []
-    reasoning = msg.get("reasoning_content") or msg.get("reasoning")
-    content.extend(parse_reasoning(reasoning if isinstance(reasoning, str) else "", msg.get("reasoning_details")))
-    text = msg.get("content")
-    if isinstance(text, str) and text:
-        content.append(TextPart(text))
-    refusal = msg.get("refusal")
-    if isinstance(refusal, str) and refusal:
-        content.append(TextPart(refusal))
-    for call in msg.get("tool_calls") or []:
-        fn = call.get("function") or {}
-        content.append(ToolCallPart(id=str(call.get("id", "")), name=str(fn.get("name", "")),
-                                    arguments=str(fn.get("arguments", ""))))
-    finish = choice.get("finish_reason")
-    return ChatResponse(
-        id=str(body.get("id", "")), model=str(body.get("model", "")), message=Message("assistant", content),
-        stop_reason=FINISH_TO_STOP.get(finish, "stop") if finish else None, usage=parse_usage(body.get("usage")),
-        created=int(body.get("created") or time.time()),
-    )
-
-
-def render_response(resp: ChatResponse, model: str) -> dict[str, Any]:
-    text = "".join(p.text for p in resp.message.content if isinstance(p, TextPart))
-    reasoning = "".join(p.text for p in resp.message.content if isinstance(p, ReasoningPart))
-    calls = [p for p in resp.message.content if isinstance(p, ToolCallPart)]
-    message: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None,
-                               "refusal": None}
-    if reasoning:
-        message["reasoning_content"] = reasoning
-    details = render_reasoning_details(resp.message.content)
-    if details:
-        message["reasoning_details"] = details
-    if calls:
-        message["tool_calls"] = [{"id": c.id, "type": "function",
-                                  "function": {"name": c.name, "arguments": c.arguments}} for c in calls]
-    out: dict[str, Any] = {
-        "id": resp.id if resp.id.startswith("chatcmpl") else f"chatcmpl-{resp.id}",
-        "object": "chat.completion",
-        "created": resp.created or int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": resp.stop_reason if resp.stop_reason != "error" else "stop"}],
-    }
-    if resp.usage is not None:
-        out["usage"] = render_usage(resp.usage)
-    return out
-
-
-# ---- streams --------------------------------------------------------------------------------
-
-
-class ChunkParser(StreamParser):
-    """OpenAI ``chat.completion.chunk`` events → canonical stream events."""
-
-    def __init__(self) -> None:
-        self.done = False
-        self.started = False
-        self._blocks: dict[str, int] = {}  # "text" / "reasoning" / f"tool:{i}" -> block index
-
-    def _block(self, key: str) -> int:
-        index = self._blocks.get(key)
-        if index is None:
-            index = self._blocks[key] = len(self._blocks)
-        return index
-
-    def feed(self, event: str | None, data: bytes) -> list[StreamEvent]:
-        if data == b"[DONE]":
-            self.done = True
-            return []
-        chunk = json_loads(data)
-        out: list[StreamEvent] = []
-        if not isinstance(chunk, dict):
-            return out
-        if "error" in chunk and isinstance(chunk["error"], dict):
-            err = chunk["error"]
-            return [StreamError(message=str(err.get("message", "upstream error")), type=str(err.get("type") or
-                                "upstream_error"), code=err.get("code"))]
-        if not self.started:
-            self.started = True
-            out.append(StreamStart(id=str(chunk.get("id", "")), model=str(chunk.get("model", ""))))
-        for choice in chunk.get("choices") or []:
-            delta = choice.get("delta") or {}
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(reasoning, str) and reasoning:
-                out.append(ReasoningDelta(index=self._block("reasoning"), text=reasoning))
-            for detail in delta.get("reasoning_details") or []:
-                if not isinstance(detail, dict):
-                    continue
-                if detail.get("type") == "reasoning.encrypted" and isinstance(detail.get("data"), str):
-                    out.append(ReasoningDelta(index=self._block(f"redacted:{len(self._blocks)}"),
-                                              redacted=detail["data"]))
-                elif isinstance(detail.get("signature"), str) and detail["signature"]:
-                    out.append(ReasoningDelta(index=self._block("reasoning"), signature=detail["signature"]))
-            text = delta.get("content")
-            if isinstance(text, str) and text:
-                out.append(TextDelta(index=self._block("text"), text=text))
-            for call in delta.get("tool_calls") or []:
-                tool_index = int(call.get("index", 0))
-                fn = call.get("function") or {}
-                out.append(ToolCallDelta(index=self._block(f"tool:{tool_index}"), tool_index=tool_index,
-                                         id=call.get("id"), name=fn.get("name"),
-                                         arguments=fn.get("arguments") or ""))
-            finish = choice.get("finish_reason")
-            if finish:
-                out.append(StreamStop(stop_reason=FINISH_TO_STOP.get(finish, "stop")))
-        usage = parse_usage(chunk.get("usage"))
-        if usage is not None:
-            out.append(UsageEvent(usage))
-        return out
-
-
-class ChunkEncoder:
-    """Canonical stream events → OpenAI chunks (``data: …`` lines, ``[DONE]``)."""
-
-    def __init__(self, model: str, request_id: str, include_usage: bool) -> None:
-        self.model = model
-        self.id = f"chatcmpl-{request_id}"
-        self.created = int(time.time())
-        self.include_usage = include_usage
-        self.sent_role = False
-        self.stop_reason: str | None = None
-        self._tool_ids: dict[int, str] = {}
-
-    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
-        body: dict[str, Any] = {
-            "id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-        }
-        if self.include_usage:
-            body["usage"] = None
-        return b"data: " + json_dumps(body) + b"\n\n"
-
-    def _role(self, delta: dict[str, Any]) -> dict[str, Any]:
-        if not self.sent_role:
-            self.sent_role = True
-            return {"role": "assistant", **delta}
-        return delta
-
-    def encode(self, event: StreamEvent) -> bytes:
-        if isinstance(event, StreamStart):
-            self.sent_role = True
-            return self._chunk({"role": "assistant", "content": ""})
-        if isinstance(event, TextDelta):
-            return self._chunk(self._role({"content": event.text}))
-        if isinstance(event, ReasoningDelta):
-            if event.redacted:
-                detail = {"type": "reasoning.encrypted", "data": event.redacted, "index": event.index}
-                return self._chunk(self._role({"reasoning_details": [detail]}))
-            if event.signature:  # the text came in earlier deltas; the client joins them
-                detail = {"type": "reasoning.text", "text": event.text, "signature": event.signature, "index": 0}
-                delta: dict[str, Any] = {"reasoning_details": [detail]}
-                if event.text:
-                    delta["reasoning_content"] = event.text
-                return self._chunk(self._role(delta))
-            if not event.text:
-                return b""
-            return self._chunk(self._role({"reasoning_content": event.text}))
-        if isinstance(event, ToolCallDelta):
-            call: dict[str, Any] = {"index": event.tool_index}
-            if event.id or event.name:
-                call.update({"id": event.id or f"call_{event.tool_index}", "type": "function",
-                             "function": {"name": event.name or "", "arguments": event.arguments}})
-            else:
-                call["function"] = {"arguments": event.arguments}
-            return self._chunk(self._role({"tool_calls": [call]}))
-        if isinstance(event, StreamStop):
-            reason = event.stop_reason if event.stop_reason not in (None, "error") else "stop"
-            self.stop_reason = reason
-            return self._chunk({}, finish=reason)
-        return b""
-
-    def finish(self, usage: Usage | None) -> bytes:
-        out = b""
-        if self.stop_reason is None:
-            out += self._chunk({}, finish="stop")
-        if self.include_usage and usage is not None:
-            body = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
-                    "choices": [], "usage": render_usage(usage)}
-            out += b"data: " + json_dumps(body) + b"\n\n"
-        return out + b"data: [DONE]\n\n"
