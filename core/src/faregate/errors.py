@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class GatewayError(Exception):
     """A request failed with an HTTP ``status``, an error ``type`` and ``code``.
@@ -15,7 +17,8 @@ class GatewayError(Exception):
     dead-key codes and types, disable keywords); a failed connection always moves on.
     The gateway's own errors (bad input, auth, quota) come before any attempt and never
     retry. ``retry_after`` (seconds, from the upstream's ``Retry-After``) is sent to the
-    client as ``Retry-After`` with the error response.
+    client as ``Retry-After`` with the error response. ``detail`` is the full text for
+    the operator's error log when ``message`` (what the client sees) is kept neutral.
     """
 
     def __init__(
@@ -28,6 +31,7 @@ class GatewayError(Exception):
         param: str | None = None,
         upstream: bool = False,
         retry_after: float | None = None,
+        detail: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -37,6 +41,7 @@ class GatewayError(Exception):
         self.param = param
         self.upstream = upstream
         self.retry_after = retry_after
+        self.detail = detail
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"GatewayError({self.status}, {self.code!r}, {self.message!r})"
@@ -66,3 +71,21 @@ def upstream_error(status: int, body: bytes) -> GatewayError:
                             code=str(code) if code is not None else None, upstream=True)
     return GatewayError(status, f"bad response status code {status}", type="upstream_error",
                         code="bad_response_status_code", upstream=True)
+
+
+def shield(err: GatewayError, secrets: Iterable[str], upstream_status: int | None = None) -> GatewayError:
+    """An upstream's error made safe to pass on: the channel's ``secrets`` and key-shaped
+    strings redacted everywhere; for an upstream 5xx or auth failure (the operator's
+    problem, not the caller's) the client gets a neutral message and the redacted text
+    goes to ``detail``, for the operator's error log."""
+    from faregate.security.redact import redact
+
+    status = err.status if upstream_status is None else upstream_status
+    text = redact(err.message, secrets)
+    err.detail = text
+    if status >= 500 or status in (401, 403):
+        what = "refused the channel's credentials" if status in (401, 403) else "failed"
+        err.message = f"the upstream {what} (HTTP {status}); the operator's error log has the details"
+    else:
+        err.message = text
+    return err

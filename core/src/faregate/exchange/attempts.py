@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from faregate.contracts import Provider, UpstreamRequest, UpstreamTarget
 from faregate.db import models as m
-from faregate.errors import GatewayError
+from faregate.errors import GatewayError, shield
 from faregate.exchange.routing import map_model, select_channel
 from faregate.hooks import await_me_maybe
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
@@ -87,6 +87,7 @@ async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
         )
         if provider.prepare_credential is not None:
             target.key = await provider.prepare_credential(target)
+        ex.secrets = (*channel.keys, target.key)
         passthrough = provider.native_format == ex.format.name and not channel.setting.get("force_convert")
         upstream_req = op.build(ex, provider, target, passthrough)
         apply_header_override(upstream_req, channel.header_override, target.key)
@@ -141,7 +142,7 @@ async def upstream_error(ex: Exchange, provider: Provider, resp: UpstreamRespons
         await resp.aclose()
     gw = ex.gateway
     status = resp.status_code
-    err = provider.parse_error(status, body)
+    err = shield(provider.parse_error(status, body), ex.secrets, status)
     err.upstream = True
     retry_after = resp.headers.get("retry-after")
     if retry_after:
@@ -155,7 +156,7 @@ async def upstream_error(ex: Exchange, provider: Provider, resp: UpstreamRespons
     if channel.auto_ban and options.auto_disable and options.should_disable(status, err):
         gw.snapshot.drop_channel(channel.id)  # this worker stops routing to it now
         gw.spawn(gw.disable_channel(channel.id, f"upstream answered {status}"))
-    log.warning("channel %s answered %s (%s)", channel.id, status, err.code)
+    log.warning("channel %s answered %s (%s): %s", channel.id, status, err.code, err.detail)
     return err
 
 

@@ -47,7 +47,8 @@ def new_request_id() -> str:
 
 class Exchange:
     __slots__ = ("gateway", "request", "format", "request_id", "started", "principal", "summary", "body", "raw",
-                 "price", "reservation", "channel", "upstream_model", "attempt", "tried", "extra", "_canonical")
+                 "price", "reservation", "channel", "upstream_model", "attempt", "tried", "extra", "secrets",
+                 "_canonical")
 
     def __init__(self, gateway: Gateway, request: InboundRequest, fmt: InboundFormat) -> None:
         self.gateway = gateway
@@ -66,6 +67,8 @@ class Exchange:
         self.attempt = 0
         self.tried: list[int] = []
         self.extra: dict[str, Any] = {}
+        #: the current attempt's channel keys and credential: redacted from upstream text
+        self.secrets: tuple[str, ...] = ()
         self._canonical: ChatRequest | None = None
 
     # ---- what policy objects read -----------------------------------------------------

@@ -85,6 +85,6 @@ def refund(ex: Exchange, err: GatewayError, reservation: Reservation | None = No
     reservation = reservation or ex.reservation
     if reservation is None or reservation.settled:
         return
-    entry = log_entry(ex, type=m.LOG_ERROR, quota=0, usage=None, content=err.message,
+    entry = log_entry(ex, type=m.LOG_ERROR, quota=0, usage=None, content=err.detail or err.message,
                       other={"status_code": err.status, "error_code": err.code, "error_type": err.type})
     reservation.refund(entry)

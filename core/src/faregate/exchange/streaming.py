@@ -20,6 +20,7 @@ from faregate.canonical import ReasoningDelta, StreamError, TextDelta, ToolCallD
 from faregate.contracts import PassthroughStream, Provider, StreamEncoder, StreamParser
 from faregate.errors import GatewayError
 from faregate.framing import Framing, FramingError, splitter_for
+from faregate.security.redact import redact
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
 
 if TYPE_CHECKING:
@@ -148,6 +149,7 @@ async def stream_body(ex: Exchange, provider: Provider, resp: UpstreamResponse, 
                                              upstream=True))
     except GatewayError as err:
         end_reason = "upstream_error"
+        err.message = redact(err.message, ex.secrets)  # in-band: the upstream's words, without secrets
         yield encoder.error(err)
     except (UpstreamTransportError, FramingError) as exc:
         # a connection closed mid-body is the upstream ending early (eof)

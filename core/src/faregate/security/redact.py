@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 
 _PATTERNS = [
     (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/=]{6,}"), r"\1[REDACTED]"),
@@ -15,7 +16,16 @@ _PATTERNS = [
 ]
 
 
-def redact(text: str) -> str:
+#: shorter secrets are not replaced verbatim: they would garble ordinary words
+MIN_SECRET_LENGTH = 6
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` without the given ``secrets`` (a channel's keys, verbatim) and without
+    anything shaped like a key."""
+    for secret in secrets:
+        if len(secret) >= MIN_SECRET_LENGTH:
+            text = text.replace(secret, "[REDACTED]")
     for pattern, repl in _PATTERNS:
         text = pattern.sub(repl, text)
     return text
