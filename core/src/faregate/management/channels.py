@@ -12,6 +12,7 @@ from tortoise.transactions import in_transaction
 
 from faregate import jsonutil
 from faregate.db import models as m
+from faregate.management.channel_rules import check_channel
 from faregate.management.common import (
     INT32_MAX,
     BadInput,
@@ -186,9 +187,10 @@ async def add_channel(me: Principal) -> Response:
     if not isinstance(data, dict):
         return fail("channel must be an object")
     fields = channel_fields(data)
+    gw = gateway()
+    check_channel(fields, gw.providers.keys(), creating=True)
     keys = _keys(data.get("key"), mode)
     name_prefix = mode == "batch" and len(keys) > 1 and body.get("batch_add_set_key_prefix_2_name") is True
-    gw = gateway()
     created = []
     now = int(time.time())
     async with in_transaction() as conn:
@@ -211,6 +213,7 @@ async def update_channel(me: Principal) -> Response:
     body = await require_body()
     channel_id = parse_id(body.get("id"), text=False)
     fields = channel_fields(body)
+    check_channel(fields, gateway().providers.keys(), creating=False)
     key = body.get("key")
     if key is not None and not isinstance(key, str):
         return fail("key must be a string")
