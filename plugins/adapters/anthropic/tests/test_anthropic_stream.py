@@ -23,7 +23,6 @@ from faregate.api import (
     UsageEvent,
     splitter_for,
 )
-from faregate_adapter_anthropic.format import AnthropicEncoder
 from faregate_adapter_anthropic.provider import AnthropicPassthrough
 from faregate_adapter_anthropic.streams import AnthropicStreamEncoder, AnthropicStreamParser
 from faregate_adapter_openai.streams import OpenAIStreamEncoder, OpenAIStreamParser
@@ -94,7 +93,7 @@ def test_openai_stream_becomes_anthropic_sequence():
                             "prompt_tokens_details": {"cached_tokens": 30}}),
         b"[DONE]",
     ]
-    encoder = AnthropicEncoder("my-model", "req1")
+    encoder = AnthropicStreamEncoder("my-model", "req1")
     out = b""
     usage = Usage()
     for chunk in chunks:
@@ -143,7 +142,7 @@ def test_empty_stream_and_stop_sequence():
 
 
 def test_error_event_has_event_line():
-    enc = AnthropicEncoder("m", "r")
+    enc = AnthropicStreamEncoder("m", "r")
     raw = enc.error(GatewayError(502, "upstream stream broke", code="stream_broken", upstream=True))
     assert raw.startswith(b"event: error\ndata: ")
     (name, obj), = split(raw)

@@ -16,9 +16,7 @@ from faregate.api import (
     RequestSummary,
     Route,
     StreamEncoder,
-    StreamEvent,
     TokenCount,
-    Usage,
     bad_request,
     estimator,
     json_dumps,
@@ -70,21 +68,6 @@ def rfc3339(epoch: int) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class AnthropicEncoder(StreamEncoder):
-    def __init__(self, model: str, request_id: str) -> None:
-        self._enc = streams.AnthropicStreamEncoder(model, request_id)
-
-    def encode(self, event: StreamEvent) -> bytes:
-        return self._enc.encode(event)
-
-    def finish(self, usage: Usage | None) -> bytes:
-        return self._enc.finish(usage)
-
-    def error(self, err: GatewayError) -> bytes:
-        _, payload = errors.error_payload(err)
-        return streams.sse("error", payload)
-
-
 class AnthropicMessagesFormat(InboundFormat):
     name = FORMAT_NAME
 
@@ -123,7 +106,7 @@ class AnthropicMessagesFormat(InboundFormat):
         return responses.render_response(response, requested_model)
 
     def stream_encoder(self, summary: RequestSummary, request_id: str) -> StreamEncoder:
-        return AnthropicEncoder(summary.model, request_id)
+        return streams.AnthropicStreamEncoder(summary.model, request_id)
 
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         status, payload = errors.error_payload(err)

@@ -8,8 +8,10 @@ import logging
 from typing import Any
 
 from faregate.api import (
+    GatewayError,
     ReasoningDelta,
     StopReason,
+    StreamEncoder,
     StreamError,
     StreamEvent,
     StreamParser,
@@ -22,6 +24,7 @@ from faregate.api import (
     json_dumps,
     json_loads,
 )
+from faregate_adapter_anthropic import errors
 from faregate_adapter_anthropic.requests import new_tool_id
 from faregate_adapter_anthropic.responses import STOP_FROM_ANTHROPIC, UsageTracker, render_usage, stop_to_anthropic
 
@@ -110,7 +113,7 @@ def sse(event: str, payload: dict[str, Any]) -> bytes:
     return b"event: " + event.encode() + b"\ndata: " + json_dumps(payload) + b"\n\n"
 
 
-class AnthropicStreamEncoder:
+class AnthropicStreamEncoder(StreamEncoder):
     """Canonical stream events → Anthropic's exact event sequence. Blocks are opened
     and closed one at a time with contiguous indices from 0, whatever the canonical
     indices were (new-api #5483: gaps crash the SDK, which indexes a list)."""
@@ -195,6 +198,10 @@ class AnthropicStreamEncoder:
             self.stop_sequence = event.stop_sequence
             return b""
         return b""  # usage and errors reach finish()/error() through the relay
+
+    def error(self, err: GatewayError) -> bytes:
+        _, payload = errors.error_payload(err)
+        return sse("error", payload)
 
     def finish(self, usage: Usage | None) -> bytes:
         if self.finished:

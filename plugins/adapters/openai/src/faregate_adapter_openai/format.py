@@ -14,13 +14,11 @@ from faregate.api import (
     RequestSummary,
     Route,
     StreamEncoder,
-    StreamEvent,
-    Usage,
     bad_request,
     estimator,
     json_dumps,
 )
-from faregate_adapter_openai import requests, responses, streams
+from faregate_adapter_openai import errors, requests, responses, streams
 
 FORMAT_NAME = "openai.chat"
 
@@ -48,26 +46,6 @@ def prompt_tokens(body: dict[str, Any]) -> int:
     if isinstance(tools, list):
         total += estimator.tools(tools)
     return total
-
-
-def error_body(err: GatewayError, message: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": err.type, "param": err.param or "", "code": err.code}}
-
-
-class Encoder(StreamEncoder):
-    def __init__(self, model: str, request_id: str, include_usage: bool) -> None:
-        self._enc = streams.OpenAIStreamEncoder(model, request_id, include_usage)
-
-    def encode(self, event: StreamEvent) -> bytes:
-        return self._enc.encode(event)
-
-    def finish(self, usage: Usage | None) -> bytes:
-        return self._enc.finish(usage)
-
-    def error(self, err: GatewayError) -> bytes:
-        body = error_body(err, err.message)
-        body["error"]["param"] = None
-        return b"data: " + json_dumps(body) + b"\n\n"
 
 
 class OpenAIChatFormat(InboundFormat):
@@ -104,10 +82,10 @@ class OpenAIChatFormat(InboundFormat):
         return responses.render_response(response, requested_model)
 
     def stream_encoder(self, summary: RequestSummary, request_id: str) -> StreamEncoder:
-        return Encoder(summary.model, request_id, summary.include_usage)
+        return streams.OpenAIStreamEncoder(summary.model, request_id, summary.include_usage)
 
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
-        return err.status, json_dumps(error_body(err, f"{err.message} (request id: {request_id})"))
+        return err.status, json_dumps(errors.error_body(err, f"{err.message} (request id: {request_id})"))
 
     def render_model_list(self, models: list[ModelInfo], request: InboundRequest) -> dict[str, Any]:
         return {"success": True, "object": "list", "data": [self.render_model(m) for m in models]}

@@ -8,7 +8,9 @@ import time
 from typing import Any
 
 from faregate.api import (
+    GatewayError,
     ReasoningDelta,
+    StreamEncoder,
     StreamError,
     StreamEvent,
     StreamParser,
@@ -21,6 +23,7 @@ from faregate.api import (
     json_dumps,
     json_loads,
 )
+from faregate_adapter_openai import errors
 from faregate_adapter_openai.responses import FINISH_TO_STOP, parse_usage, render_usage
 
 
@@ -84,7 +87,7 @@ class OpenAIStreamParser(StreamParser):
         return out
 
 
-class OpenAIStreamEncoder:
+class OpenAIStreamEncoder(StreamEncoder):
     """Canonical stream events → OpenAI chunks (``data: …`` lines, ``[DONE]``)."""
 
     def __init__(self, model: str, request_id: str, include_usage: bool) -> None:
@@ -143,6 +146,9 @@ class OpenAIStreamEncoder:
             self.stop_reason = reason
             return self._chunk({}, finish=reason)
         return b""
+
+    def error(self, err: GatewayError) -> bytes:
+        return errors.error_event(err)
 
     def finish(self, usage: Usage | None) -> bytes:
         out = b""
