@@ -13,7 +13,7 @@ from faregate.errors import GatewayError
 from faregate.exchange.attempts import AttemptFailed
 from faregate.exchange.exchange import REQUEST_ID_HEADER
 from faregate.exchange.inbound import Outcome
-from faregate.exchange.streaming import first_chunk, stream_body
+from faregate.exchange.streaming import open_stream, stream_body
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
 
 if TYPE_CHECKING:
@@ -38,33 +38,38 @@ class ChatOperation:
         assert ex.summary is not None
         if not ex.summary.stream:
             return await self._regular(ex, provider, resp, passthrough)
-        first = await first_chunk(resp, ex.gateway.settings.first_byte_timeout)
-        if first is None:
-            raise AttemptFailed(GatewayError(502, "upstream closed the stream before sending anything",
-                                             code="empty_response", upstream=True))
+        opened = await open_stream(ex, provider, resp, passthrough)
         headers = {**STREAM_HEADERS, REQUEST_ID_HEADER: ex.request_id}
         return Outcome(content_type=ex.format.stream_content_type, headers=headers,
-                       stream=stream_body(ex, provider, resp, passthrough, first))
+                       stream=stream_body(ex, resp, opened))
 
     async def _regular(self, ex: Exchange, provider: Provider, resp: UpstreamResponse, passthrough: bool) -> Outcome:
+        """A 200 whose body cannot be read or understood is a failed attempt: nothing
+        reached the client yet, so another channel may answer."""
         try:
             body = await resp.aread()
         except UpstreamTransportError:
-            raise GatewayError(502, "upstream closed the connection mid-response", code="read_response_body_failed",
-                               upstream=True) from None
+            raise AttemptFailed(GatewayError(502, "upstream closed the connection mid-response",
+                                             code="read_response_body_failed", upstream=True)) from None
         finally:
             await resp.aclose()
         response = None
-        if passthrough:
-            usage = provider.passthrough_usage(body)
-            out = body
-        else:
-            response = provider.parse_response(body)
-            usage = response.usage
-            out = jsonutil.dumps(ex.format.render_response(response, ex.model))
+        try:
+            if passthrough:
+                usage = provider.passthrough_usage(body)
+                out = body
+            else:
+                response = provider.parse_response(body)
+                usage = response.usage
+                out = jsonutil.dumps(ex.format.render_response(response, ex.model))
+            if usage is None:  # the upstream reported no usage: bill the answer we saw (estimated)
+                response = response or provider.parse_response(body)
+        except GatewayError as err:
+            if not err.upstream:
+                raise
+            raise AttemptFailed(err) from None
         output_chars = 0
-        if usage is None:  # the upstream reported no usage: bill the answer we saw (estimated)
-            response = response or provider.parse_response(body)
+        if usage is None and response is not None:
             output_chars = sum(len(p.text) if isinstance(p, TextPart | ReasoningPart)
                                else len(p.arguments) if isinstance(p, ToolCallPart) else 0
                                for p in response.message.content)

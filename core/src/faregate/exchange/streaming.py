@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from faregate.canonical import ReasoningDelta, StreamError, TextDelta, ToolCallDelta, Usage, UsageEvent
 from faregate.contracts import PassthroughStream, Provider, StreamEncoder, StreamParser
 from faregate.errors import GatewayError
+from faregate.exchange.attempts import AttemptFailed
 from faregate.framing import Framing, FramingError, splitter_for
 from faregate.security.redact import redact
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
@@ -93,52 +94,85 @@ class StreamReader:
         return out
 
 
-async def first_chunk(resp: UpstreamResponse, timeout: float) -> bytes | None:
-    """Read until the first bytes arrive; None (the response closed) when none came in
-    time, which still leaves the attempt retryable."""
-    try:
-        async with asyncio.timeout(timeout):
-            chunk = await resp.read_chunk()
-            if chunk:
-                return chunk
-    except (UpstreamTransportError, TimeoutError):
-        pass
-    await resp.aclose()
-    return None
+class OpenedStream:
+    """A stream read up to its first bytes for the client: what comes before them can
+    still fail over to another channel; what comes after is in-band."""
+
+    __slots__ = ("reader", "encoder", "head", "first_token_ms")
+
+    def __init__(self, reader: StreamReader, encoder: StreamEncoder, head: bytes, first_token_ms: int | None) -> None:
+        self.reader = reader
+        self.encoder = encoder
+        self.head = head
+        self.first_token_ms = first_token_ms
 
 
-async def stream_body(ex: Exchange, provider: Provider, resp: UpstreamResponse, passthrough: bool,
-                      first: bytes) -> AsyncIterator[bytes]:
-    gw = ex.gateway
+async def open_stream(ex: Exchange, provider: Provider, resp: UpstreamResponse, passthrough: bool) -> OpenedStream:
+    """Read until the stream has bytes for the client (or is complete). A stream that
+    closes, stalls past ``first_byte_timeout`` or is malformed before that raises
+    :class:`AttemptFailed`: nothing reached the client yet, so another channel may answer."""
     summary = ex.summary
     assert summary is not None
-    idle = gw.settings.stream_idle_timeout
     if passthrough:
         reader = StreamReader(provider.passthrough_stream(summary), None, provider.stream_framing)
     else:
         reader = StreamReader(None, provider.stream_parser(), provider.stream_framing)
     # same format too: in-band errors come from the client's format
     encoder = ex.format.stream_encoder(summary, ex.request_id)
-    end_reason = "eof"
-    first_token_ms: int | None = None
+    failure: GatewayError | None = None
+    try:
+        async with asyncio.timeout(ex.gateway.settings.first_byte_timeout):
+            while True:
+                chunk = await resp.read_chunk()
+                if not chunk:
+                    failure = GatewayError(502, "upstream closed the stream before sending anything",
+                                           code="empty_response", upstream=True)
+                    break
+                out = reader.feed(chunk, encoder)
+                if out or reader.done:
+                    head = b"".join(out)
+                    first_token_ms = int((time.perf_counter() - ex.started) * 1000) if out else None
+                    return OpenedStream(reader, encoder, head, first_token_ms)
+    except TimeoutError:
+        failure = GatewayError(504, "upstream sent nothing in time", code="first_byte_timeout", upstream=True)
+    except GatewayError as err:  # malformed, or an error event before any content
+        failure = err
+        failure.message = redact(failure.message, ex.secrets)
+    except (UpstreamTransportError, FramingError) as exc:
+        failure = GatewayError(502, "upstream stream broke", code="stream_broken", upstream=True)
+        log.warning("stream from channel %s broke before its first byte: %s",
+                    ex.channel.id if ex.channel else 0, type(exc).__name__)
+    await resp.aclose()
+    raise AttemptFailed(failure)
+
+
+async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream) -> AsyncIterator[bytes]:
+    gw = ex.gateway
+    idle = gw.settings.stream_idle_timeout
+    reader, encoder = opened.reader, opened.encoder
+    passthrough = reader.filt is not None
+    end_reason = "done" if reader.done else "eof"
+    first_token_ms = opened.first_token_ms
     client_gone = False
     try:
-        chunk: bytes | None = first
-        while chunk is not None:
+        if opened.head:
+            yield opened.head
+        while not reader.done:
+            async with asyncio.timeout(idle):
+                chunk = await resp.read_chunk()
+            if not chunk:
+                break
             out = reader.feed(chunk, encoder)
             if out:
                 if first_token_ms is None:
                     first_token_ms = int((time.perf_counter() - ex.started) * 1000)
                 yield b"".join(out)
-            if reader.done:
-                end_reason = "done"
-                break
-            async with asyncio.timeout(idle):
-                chunk = await resp.read_chunk() or None
+        if reader.done:
+            end_reason = "done"
         tail = reader.trailer()
         if end_reason != "done":
             tail += encoder.error(GatewayError(502, "upstream stream ended early", code="stream_eof",
-                                                   upstream=True))
+                                               upstream=True))
         elif not passthrough:  # converted: the encoder closes the stream its own way
             tail += encoder.finish(reader.usage)
         if tail:
@@ -146,7 +180,7 @@ async def stream_body(ex: Exchange, provider: Provider, resp: UpstreamResponse, 
     except TimeoutError:
         end_reason = "timeout"
         yield encoder.error(GatewayError(504, "upstream stream went idle", code="stream_timeout",
-                                             upstream=True))
+                                         upstream=True))
     except GatewayError as err:
         end_reason = "upstream_error"
         err.message = redact(err.message, ex.secrets)  # in-band: the upstream's words, without secrets

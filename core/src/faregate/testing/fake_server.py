@@ -266,26 +266,33 @@ class Response:
         self.writer.write(body[half:])
 
     async def stream(self, frames: Sequence[bytes], content_type: bytes = SSE, status: int = 200,
-                     extra: Headers = ((b"cache-control", b"no-cache"),), *, pace: bool = False) -> None:
+                     extra: Headers = ((b"cache-control", b"no-cache"),), *, pace: bool = False,
+                     pause: tuple[int, float] | None = None) -> None:
         """Answer with a stream of ``frames`` (SSE events, say), each framed by
         :meth:`frame`: in one write, or with ``pace`` one frame at a time, flushed, so
         the client sees them one by one. With a ``stream_cut`` / ``stall`` fault the
         first ``fault.after_chunks`` frames go out, then the connection closes (no end
-        of the stream) / the rest follows after ``fault.delay``."""
+        of the stream) / the rest follows after ``fault.delay``. ``pause=(k, seconds)``
+        does the same as a stall without a fault: a fake's own fault kinds use it to
+        let the client see the first frames before what follows."""
         head = self.head(status, content_type, None, extra)
         fault = self.fault if self.fault is not None and self.fault.kind in WRITE_FAULTS else None
-        if fault is None and not pace:
+        if fault is None and not pace and pause is None:
             frame = self.frame
             self.writer.write(head + b"".join([frame(f) for f in frames]) + self.end())
             return
-        k = len(frames) if fault is None else max(0, min(fault.after_chunks, len(frames) - 1))
+        k, delay = len(frames), 0.0
+        if fault is not None:
+            k, delay = max(0, min(fault.after_chunks, len(frames) - 1)), fault.delay
+        elif pause is not None:
+            k, delay = pause
         self.writer.write(head)
         await self._write_frames(frames[:k], pace)
-        if fault is not None:
-            if fault.kind == "stream_cut":
-                self.close()  # flushes what was written, then FIN
-                return
-            await asyncio.sleep(fault.delay)
+        if fault is not None and fault.kind == "stream_cut":
+            self.close()  # flushes what was written, then FIN
+            return
+        if k < len(frames):
+            await asyncio.sleep(delay)
         await self._write_frames(frames[k:], pace)
         self.writer.write(self.end())
 

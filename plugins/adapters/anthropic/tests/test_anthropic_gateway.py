@@ -227,7 +227,14 @@ async def test_openai_client_sees_anthropic_errors_in_openai_shape(fake_anthropi
     with pytest.raises(openai.RateLimitError) as info:
         await client.chat.completions.create(model=CLAUDE, messages=[{"role": "user", "content": "x"}])
     assert info.value.body["type"] == "rate_limit_error"
+    # an error event before any content: nothing reached the client, so it is an HTTP error
+    # (and with retries configured, another channel would be tried)
     fake_anthropic.push_fault(Fault("stream_error", after_events=4))
+    with pytest.raises(openai.InternalServerError, match="Overloaded"):
+        await client.chat.completions.create(model=CLAUDE, messages=[{"role": "user", "content": "x"}],
+                                             stream=True)
+    # after content has flowed, the error arrives in-band
+    fake_anthropic.push_fault(Fault("stream_error", after_events=6, delay=0.2))
     stream = await client.chat.completions.create(model=CLAUDE, messages=[{"role": "user", "content": "x"}],
                                                   stream=True)
     with pytest.raises(openai.APIError, match="Overloaded"):

@@ -52,9 +52,12 @@ class OpenAIPassthrough(PassthroughStream):
         try:
             chunk = json_loads(data)
         except JSONDecodeError:
-            return True  # not ours to judge; the client sees what the upstream sent
+            chunk = None
         if not isinstance(chunk, dict):
-            return True
+            # garbage would break the client's SDK: fail over before the first byte, in-band after
+            self.error = GatewayError(502, "upstream sent a malformed stream event", code="bad_response_body",
+                                      upstream=True)
+            return False
         if isinstance(chunk.get("error"), dict):
             err = chunk["error"]
             self.error = GatewayError(502, str(err.get("message", "upstream error")),

@@ -29,7 +29,8 @@ act after ``after_events`` events of a stream), plus
 
 ``overloaded``    529 ``overloaded_error``
 ``stream_error``  stream: 200, ``after_events`` events, then ``event: error``
-                  (``overloaded_error``); non-stream: as ``overloaded``
+                  (``overloaded_error``), after ``delay`` seconds when given;
+                  non-stream: as ``overloaded``
 """
 
 from __future__ import annotations
@@ -190,7 +191,12 @@ class FakeAnthropic(FakeServer):
             except _BadInput as exc:
                 return response.send(400, error_body(400, str(exc)))
             if _wants_stream(request.json):
-                return await response.stream(self._events(message, response.fault))
+                events = self._events(message, response.fault)
+                fault = response.fault
+                if fault is not None and fault.kind == "stream_error" and fault.delay:
+                    # the events first, the error later: the client has seen content by then
+                    return await response.stream(events, pause=(len(events) - 1, fault.delay))
+                return await response.stream(events)
             return await response.reply(200, orjson.dumps(message))
         response.send(404, error_body(404, f"Not found: {request.method} {request.path}"))
 

@@ -25,8 +25,9 @@ answers OpenAI's error body for the status, ``stream_cut`` / ``stall`` act on ch
 answers, ``malformed_json`` sends ``{"id": "x", "choices": [``), plus
 
 ``html``             reply ``status`` with a Cloudflare-style ``text/html`` page
-``malformed_chunk``  stream: ``after_chunks`` chunks, then one ``data:`` line with
-                     truncated JSON, then ``[DONE]`` (non-stream: as ``malformed_json``)
+``malformed_chunk``  stream: ``after_chunks`` chunks, then (after ``delay`` seconds when
+                     given) one ``data:`` line with truncated JSON, then ``[DONE]``
+                     (non-stream: as ``malformed_json``)
 """
 
 from __future__ import annotations
@@ -137,4 +138,6 @@ class FakeOpenAI(FakeServer):
             k = max(0, min(fault.after_chunks, len(frames) - 1))
             bad = fault.body if fault.body is not None else MALFORMED_JSON
             frames = [*frames[:k], b"data: " + bad + b"\n\n", frames[-1]]
+            if fault.delay:  # the client sees the first chunks before the bad one
+                return await response.stream(frames, pause=(k, fault.delay))
         await response.stream(frames)
