@@ -20,8 +20,10 @@ from faregate.hooks import GatewayHooks
 from faregate.plugins import PluginSet
 from faregate.security.crypto import SecretBox, load_or_create_secret
 from faregate.services import Services
-from faregate.settings import CORE_SETTINGS, Settings
+from faregate.settings import CORE_SETTINGS, Setting, Settings
 from faregate.state.changefeed import ChangeFeed
+from faregate.state.option_specs import OptionRegistry, OptionSpec
+from faregate.state.options import CORE_OPTIONS
 from faregate.state.snapshot import Snapshot
 from faregate.upstream import UpstreamClient
 
@@ -53,7 +55,10 @@ class Gateway:
     def __init__(self, plugins: PluginSet, overrides: dict[str, Any] | None = None) -> None:
         self.plugins = plugins
         self.hooks = GatewayHooks(plugins.pm)
-        self.settings = Settings([*CORE_SETTINGS, *self.hooks.settings()], overrides)
+        declared = self.hooks.settings()
+        self.settings = Settings([*CORE_SETTINGS, *(d for d in declared if isinstance(d, Setting))], overrides)
+        #: every runtime option: the core's, then the plugins' (register_settings)
+        self.option_registry = OptionRegistry([*CORE_OPTIONS, *(d for d in declared if isinstance(d, OptionSpec))])
         self.services = Services(self)
         hooks, services = self.hooks, self.services
         self.formats: dict[str, InboundFormat] = first_by_name(hooks.formats(services), "format")
@@ -91,7 +96,7 @@ class Gateway:
         self.box = SecretBox(crypto_secret)
         self.db_url = self.settings.db_url or storage.default_url(data_dir)
         self.backend, self.db_config = storage.tortoise_config(self.db_url, self.storage_backends, self.db_models)
-        self.snapshot = Snapshot(self.box)
+        self.snapshot = Snapshot(self.box, self.option_registry)
         self.feed: ChangeFeed  # made in start(), once storage is open
         self.ledger = QuotaLedger(flush_interval=self.settings.flush_interval,
                                   lease_idle=self.settings.lease_idle_seconds)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     )
     from faregate.services import Services
     from faregate.settings import Setting
+    from faregate.state.option_specs import OptionSpec
 
 log = logging.getLogger("faregate.plugins")
 
@@ -66,7 +67,7 @@ class GatewayHooks:
         self.pm = pm
         self.hook = pm.hook
 
-    def settings(self) -> list[Setting]:
+    def settings(self) -> list[Setting | OptionSpec]:
         return collect(self.hook.register_settings)
 
     def db_models(self) -> list[DbModels]:

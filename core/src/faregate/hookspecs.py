@@ -36,16 +36,20 @@ if TYPE_CHECKING:
     )
     from faregate.services import Services
     from faregate.settings import Setting
+    from faregate.state.option_specs import OptionSpec
 
 PROJECT = "faregate"
 hookspec = pluggy.HookspecMarker(PROJECT)
 
 
 @hookspec
-def register_settings(register: Callable[[Setting], None]) -> None:
-    """Declare settings (read from ``FAREGATE_<NAME>`` environment variables).
+def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
+    """Declare settings (read from ``FAREGATE_<NAME>`` environment variables at start) and
+    runtime options (stored in the options table, edited through ``/api/option/``, typed
+    and range-checked by the same registry as the core's).
 
-    :param register: call with a :class:`faregate.settings.Setting` per key.
+    :param register: call with a :class:`faregate.settings.Setting` or a
+        :class:`faregate.state.option_specs.OptionSpec` per key.
     """
 
 

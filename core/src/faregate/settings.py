@@ -32,10 +32,19 @@ def non_negative(value: str) -> float:
     return number
 
 
+def allow_deny(value: str) -> str:
+    """``allow`` or ``deny``, nothing else (a typo must not silently mean either)."""
+    word = value.strip().lower()
+    if word not in ("allow", "deny"):
+        raise ValueError("expected allow or deny")
+    return word
+
+
 #: what a parser expects, for the error message of a value it refuses
 EXPECTED: dict[Callable[[str], Any], str] = {float: "a number", int: "a whole number",
                                              non_negative: "a finite number ≥ 0",
-                                             _bool: "1/0, true/false, yes/no or on/off"}
+                                             _bool: "1/0, true/false, yes/no or on/off",
+                                             allow_deny: "allow or deny"}
 
 
 @dataclass(frozen=True)
@@ -63,7 +72,15 @@ CORE_SETTINGS = (
     Setting("client_gone_drain_seconds", 30.0,
             "When a client leaves mid-stream, read the upstream on for up to this long to bill its own "
             "usage (0: stop at once and estimate).", non_negative),
-    Setting("max_body_mb", 128.0, "Largest request body accepted, in MiB.", non_negative),
+    Setting("max_body_mb", 128.0, "Largest request body accepted by the relay routes (chat, messages …), in MiB.",
+            non_negative),
+    Setting("count_tokens_max_body_mb", 32.0,
+            "Largest body of a count_tokens request, in MiB (Anthropic's own limit is 32 MB).", non_negative),
+    Setting("management_max_body_mb", 2.0, "Largest body of a management API (/api/…) request, in MiB.",
+            non_negative),
+    Setting("offload_body_kb", 256.0,
+            "Requests larger than this (KiB) have their tokens estimated in a worker thread, so the event "
+            "loop keeps serving meanwhile.", non_negative),
     Setting("body_timeout", 120.0, "Seconds a client may take to send its request body.", non_negative),
     Setting("flush_interval", 0.05, "Seconds between billing/log flushes to the database.", non_negative),
     Setting("lease_idle_seconds", 5.0, "Unused quota leases go back to the database after this many seconds.",
@@ -71,10 +88,21 @@ CORE_SETTINGS = (
     Setting("sweep_interval", 15.0, "Seconds between sweeps for leases of dead workers.", non_negative),
     Setting("sync_interval", 30.0, "Seconds between full cache reloads (a safety net under the change feed).",
             non_negative),
+    Setting("login_window_seconds", 900.0,
+            "Login throttle window: failed logins are counted per client IP and per account over this many "
+            "seconds (shared through Redis when redis_url is set, else per worker).", non_negative),
+    Setting("login_max_failures_per_account", 10.0,
+            "Failed logins for one account within the window before it answers 429 (0: no limit).", non_negative),
+    Setting("login_max_failures_per_ip", 30.0,
+            "Failed logins from one client IP within the window before it answers 429 (0: no limit).",
+            non_negative),
     Setting("migrate", True, "Apply schema migrations at start.", _bool),
     Setting("secure_cookies", False,
             "Mark the session cookie Secure (browsers then send it over https only): set it when users "
             "reach the gateway over https, directly or through a TLS-terminating proxy.", _bool),
+    Setting("channel_private_addresses", "allow",
+            "Whether a channel's base URL may point at a loopback or private address (local vLLM, Ollama): "
+            "allow or deny. Link-local and cloud metadata addresses are refused either way.", allow_deny),
 )
 
 
@@ -84,7 +112,9 @@ class Settings:
     def __init__(self, declared: Iterable[Setting], overrides: dict[str, Any] | None = None,
                  environ: dict[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
-        self._declared = {s.name: s for s in declared}
+        self._declared: dict[str, Setting] = {}
+        for setting in declared:  # first wins: a plugin cannot redefine the core's settings
+            self._declared.setdefault(setting.name, setting)
         self._values: dict[str, Any] = {}
         for s in self._declared.values():
             raw = env.get(s.env)

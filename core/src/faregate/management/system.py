@@ -14,6 +14,7 @@ from faregate.db import models as m
 from faregate.management.common import fail, gateway, get_bool, get_str, guarded, json_body, ok, require, require_body
 from faregate.principals import Principal
 from faregate.security.passwords import hash_password
+from faregate.state.option_specs import OptionError
 
 blueprint = Blueprint("system", __name__)
 
@@ -88,11 +89,11 @@ async def status() -> Response:
         "start_time": gw.started_at,
         "system_name": options.system_name,
         "quota_per_unit": options.quota_per_unit,
-        "display_in_currency": options.boolean("DisplayInCurrencyEnabled", True),
-        "quota_display_type": options.raw.get("general_setting.quota_display_type", "USD"),
+        "display_in_currency": options.value("DisplayInCurrencyEnabled"),
+        "quota_display_type": options.value("general_setting.quota_display_type"),
         "setup": await m.Setup.exists(),
         "self_use_mode_enabled": options.self_use_mode,
-        "demo_site_enabled": options.boolean("DemoSiteEnabled", False),
+        "demo_site_enabled": options.value("DemoSiteEnabled"),
         "database_type": gw.backend.name,
         "formats": sorted(gw.formats),
     })
@@ -111,13 +112,19 @@ SECRET_SUFFIXES = ("Token", "Secret", "Key", "secret", "api_key")
 @blueprint.get("/api/option/")
 @require(m.ROLE_ROOT)
 async def get_options(me: Principal) -> Response:
-    rows = await m.Option.all()
-    return ok([{"key": r.key, "value": r.value} for r in rows if not r.key.endswith(SECRET_SUFFIXES)])
+    """Every declared option with its value in force (the default when none is stored);
+    secrets are never listed."""
+    registry = gateway().option_registry
+    stored = {row.key: row.value for row in await m.Option.all()}
+    values = {**registry.defaults(), **{k: v for k, v in stored.items() if k in registry}}
+    return ok([{"key": key, "value": value} for key, value in values.items()
+               if not key.endswith(SECRET_SUFFIXES) and not registry.specs[key].secret])
 
 
 @blueprint.put("/api/option/")
 @require(m.ROLE_ROOT)
 async def put_option(me: Principal) -> Response:
+    """One option; its declared type and range are checked before anything is stored."""
     body = await json_body() or {}
     key = body.get("key")
     if not isinstance(key, str) or not 1 <= len(key) <= 128:
@@ -131,6 +138,10 @@ async def put_option(me: Principal) -> Response:
         from faregate import jsonutil
 
         value = jsonutil.dumps_str(value) if isinstance(value, dict | list) else str(value)
+    try:
+        gateway().option_registry.check(key, value)
+    except OptionError as exc:
+        return fail(str(exc), status=400)
     await m.Option.update_or_create(key=key, defaults={"value": value})
     await gateway().feed.publish("option")
     return ok()

@@ -6,9 +6,9 @@ from __future__ import annotations
 import secrets
 import string
 import time
-from typing import Any
+from typing import Any, cast
 
-from quart import Blueprint, Response, session
+from quart import Blueprint, Response, current_app, request, session
 from tortoise.exceptions import IntegrityError
 
 from faregate.db import models as m
@@ -28,7 +28,8 @@ from faregate.management.common import (
 from faregate.management.system import USERNAME_MAX, check_password
 from faregate.principals import Principal
 from faregate.security.crypto import key_hash, new_access_token
-from faregate.security.passwords import hash_password, verify_password
+from faregate.security.passwords import check_login_password, hash_password_async
+from faregate.security.throttle import LoginThrottle
 
 blueprint = Blueprint("users", __name__)
 
@@ -47,6 +48,25 @@ def user_view(row: m.User, *, quota_held: int = 0) -> dict[str, Any]:
     }
 
 
+_THROTTLE = "faregate.login_throttle"
+_WRONG = "username or password is wrong, or the user has been banned"
+
+
+def login_throttle() -> LoginThrottle:
+    """This worker's throttle, made on first use from the settings."""
+    throttle = current_app.extensions.get(_THROTTLE)
+    if throttle is None:
+        throttle = current_app.extensions[_THROTTLE] = LoginThrottle.from_settings(gateway().settings)
+    return cast(LoginThrottle, throttle)
+
+
+@blueprint.after_app_serving
+async def _close_throttle() -> None:
+    throttle = current_app.extensions.pop(_THROTTLE, None)
+    if throttle is not None:
+        await throttle.aclose()
+
+
 @blueprint.post("/api/user/login")
 @guarded
 async def login() -> Response:
@@ -55,13 +75,23 @@ async def login() -> Response:
     password = get_str(body, "password", max_len=128, default="")
     if not username or not password:
         return fail("invalid parameters")
+    throttle = login_throttle()
+    client_ip = request.remote_addr or ""
+    wait = await throttle.attempt(client_ip, username)
+    if wait is not None:  # before the password is looked at: a locked account refuses the right one too
+        response = fail(f"too many failed login attempts; try again in {int(wait)} seconds", status=429)
+        response.headers["Retry-After"] = str(int(wait))
+        return response
     row = await m.User.get_or_none(username=username)
     if row is None and "@" in username:
         row = await m.User.filter(email=username).first()
-    if row is None or not verify_password(row.password_hash, password):
-        return fail("username or password is wrong, or the user has been banned")
+    # an unknown name is checked against a dummy hash: same cost, so timing tells nothing
+    if not await check_login_password(row.password_hash if row is not None else None, password):
+        return fail(_WRONG)
+    assert row is not None
     if row.status != m.USER_ENABLED:
-        return fail("username or password is wrong, or the user has been banned")
+        return fail(_WRONG)
+    await throttle.succeeded(client_ip, username)
     session.clear()  # a new session on every login (no fixation)
     session.update({"id": row.id, "username": row.username, "role": row.role, "status": row.status,
                     "group": row.group})
@@ -144,9 +174,9 @@ async def create_user(me: Principal) -> Response:
         return fail("cannot create a user with a role equal to or above your own")
     if await m.User.filter(username=username).exists():
         return fail("the username is already taken")
-    quota = int(gateway().snapshot.options.number("QuotaForNewUser", 0))
+    quota = int(gateway().snapshot.options.value("QuotaForNewUser"))
     row = None
-    password_hash = hash_password(password)
+    password_hash = await hash_password_async(password)
     for _ in range(5):  # a random 4-character invitation code, unique as new-api's
         try:
             row = await m.User.create(username=username, password_hash=password_hash, display_name=display_name,

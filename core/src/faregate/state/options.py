@@ -3,12 +3,17 @@ parsed once per change rather than per request."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from faregate import jsonutil
+from faregate.state import option_specs as specs
+from faregate.state.option_specs import OptionRegistry, OptionSpec
 
 if TYPE_CHECKING:
     from faregate.errors import GatewayError
+
+log = logging.getLogger("faregate")
 
 QUOTA_PER_UNIT_DEFAULT = 500_000
 
@@ -52,66 +57,99 @@ DEFAULT_DISABLE_KEYWORDS = (
 DEFAULT_RETRY_STATUS = "100-199,300-399,401-407,409-499,500-503,505-523,525-599"
 
 
-def parse_ranges(text: str) -> list[tuple[int, int]]:
-    ranges = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        lo, _, hi = part.partition("-")
-        try:
-            ranges.append((int(lo), int(hi or lo)))
-        except ValueError:
-            continue
-    return ranges
+def _json(value: dict[str, float]) -> str:
+    return jsonutil.dumps_str(value)
+
+
+CORE_OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec("QuotaPerUnit", str(QUOTA_PER_UNIT_DEFAULT), "Quota units per US dollar.", specs.number(1, 1e12)),
+    OptionSpec("RetryTimes", "0", "Further channels tried after a failed attempt.", specs.integer(0, 10)),
+    OptionSpec("ModelRatio", _json(DEFAULT_MODEL_RATIO),
+               "Price per model: ratio 1 = $2 per million input tokens (merged over the built-in table).",
+               specs.ratio_map()),
+    OptionSpec("CompletionRatio", _json(DEFAULT_COMPLETION_RATIO),
+               "Output token price as a multiple of the input price, per model.", specs.ratio_map()),
+    OptionSpec("ModelPrice", "{}", "Fixed price per call in US dollars, per model (instead of ratios).",
+               specs.ratio_map(1e4)),
+    OptionSpec("CacheRatio", "{}", "Price of cache-read input tokens as a multiple of input, per model.",
+               specs.ratio_map()),
+    OptionSpec("CreateCacheRatio", "{}", "Price of cache-write input tokens as a multiple of input, per model.",
+               specs.ratio_map()),
+    OptionSpec("GroupRatio", '{"default": 1, "vip": 1, "svip": 1}', "Price multiplier per user group (0: free).",
+               specs.ratio_map()),
+    OptionSpec("UserUsableGroups", '{"default": "default"}',
+               "Groups any user may pick for an API key (name: description), besides their own group.",
+               specs.text_map),
+    OptionSpec("PreConsumedQuota", "500", "Quota reserved per request when no estimate is possible.",
+               specs.integer(0, 10**12)),
+    OptionSpec("DefaultMaxTokensReserve", "4096",
+               "Output tokens reserved for a request that sets no max_tokens.", specs.integer(1, 10_000_000)),
+    OptionSpec("QuotaForNewUser", "0", "Quota a new user starts with.", specs.integer(0, 10**15)),
+    OptionSpec("SelfUseModeEnabled", "false", "Self-use mode: models without a price are free.", specs.boolean),
+    OptionSpec("AutomaticDisableChannelEnabled", "true", "Disable a channel whose key the upstream rejects.",
+               specs.boolean),
+    OptionSpec("AutomaticRetryStatusCodes", DEFAULT_RETRY_STATUS, "Upstream statuses that move on to another channel.",
+               specs.status_ranges),
+    OptionSpec("AutomaticDisableStatusCodes", "401,403", "Upstream statuses that disable the channel.",
+               specs.status_ranges),
+    OptionSpec("AutomaticDisableKeywords", "\n".join(DEFAULT_DISABLE_KEYWORDS),
+               "Upstream error phrases (one per line) that disable the channel.", specs.lines),
+    OptionSpec("LogConsumeEnabled", "true", "Write a log row per billed request.", specs.boolean),
+    OptionSpec("DisplayInCurrencyEnabled", "true", "Show quota as money in the UI.", specs.boolean),
+    OptionSpec("DemoSiteEnabled", "false", "Demo site mode.", specs.boolean),
+    OptionSpec("general_setting.quota_display_type", "USD", "How quota is shown: USD, CNY, TOKENS or CUSTOM.",
+               specs.choice("USD", "CNY", "TOKENS", "CUSTOM")),
+    OptionSpec("SystemName", "Faregate", "The site's name.", specs.text(128)),
+    OptionSpec("Notice", "", "Notice shown to users (Markdown).", specs.text(65_536)),
+    OptionSpec("About", "", "About page (Markdown or a URL).", specs.text(65_536)),
+    OptionSpec("HomePageContent", "", "Home page (Markdown or a URL).", specs.text(65_536)),
+    OptionSpec("Footer", "", "Page footer (HTML).", specs.text(65_536)),
+    OptionSpec("Logo", "", "Logo URL.", specs.text(2048)),
+    OptionSpec("ServerAddress", "", "The gateway's public address.", specs.text(2048)),
+)
+
+CORE_REGISTRY = OptionRegistry(CORE_OPTIONS)
 
 
 class Options:
-    def __init__(self, raw: dict[str, str]) -> None:
+    """Typed option values, parsed once per change. A stored value its option refuses
+    is logged and replaced by the default: nothing unchecked reaches a request."""
+
+    def __init__(self, raw: dict[str, str], registry: OptionRegistry = CORE_REGISTRY) -> None:
         self.raw = raw
-        self.quota_per_unit = self.number("QuotaPerUnit", QUOTA_PER_UNIT_DEFAULT)
-        self.retry_times = int(self.number("RetryTimes", 0))
-        self.model_ratio = {**DEFAULT_MODEL_RATIO, **self.json_map("ModelRatio")}
-        self.completion_ratio = {**DEFAULT_COMPLETION_RATIO, **self.json_map("CompletionRatio")}
-        self.model_price = self.json_map("ModelPrice")
-        self.cache_ratio = self.json_map("CacheRatio")
-        self.create_cache_ratio = self.json_map("CreateCacheRatio")
-        self.group_ratio = {"default": 1.0, "vip": 1.0, "svip": 1.0, **self.json_map("GroupRatio")}
-        self.pre_consumed_quota = int(self.number("PreConsumedQuota", 500))
-        self.default_max_tokens = int(self.number("DefaultMaxTokensReserve", 4096))
-        self.self_use_mode = self.boolean("SelfUseModeEnabled", False)
-        self.auto_disable = self.boolean("AutomaticDisableChannelEnabled", True)
-        self.retry_status = parse_ranges(self.raw.get("AutomaticRetryStatusCodes") or DEFAULT_RETRY_STATUS)
-        self.disable_status = {
-            lo for lo, _ in parse_ranges(self.raw.get("AutomaticDisableStatusCodes") or "401,403")
-        }
-        self.log_consume = self.boolean("LogConsumeEnabled", True)
-        keywords = self.raw.get("AutomaticDisableKeywords")
-        self.disable_keywords = [k.strip().lower() for k in (keywords.split("\n") if keywords is not None
-                                                             else DEFAULT_DISABLE_KEYWORDS) if k.strip()]
-        self.system_name = self.raw.get("SystemName", "Faregate")
+        self.values: dict[str, Any] = {}
+        for key, spec in registry.specs.items():
+            stored = raw.get(key)
+            if stored is not None:
+                try:
+                    self.values[key] = spec.parse(stored)
+                    continue
+                except (ValueError, TypeError, OverflowError) as exc:
+                    log.warning("option %s: the stored value is refused (%s); using the default", key, exc)
+            self.values[key] = spec.parse(spec.default)
+        v = self.values
+        self.quota_per_unit: float = v["QuotaPerUnit"]
+        self.retry_times: int = v["RetryTimes"]
+        self.model_ratio: dict[str, float] = {**DEFAULT_MODEL_RATIO, **v["ModelRatio"]}
+        self.completion_ratio: dict[str, float] = {**DEFAULT_COMPLETION_RATIO, **v["CompletionRatio"]}
+        self.model_price: dict[str, float] = v["ModelPrice"]
+        self.cache_ratio: dict[str, float] = v["CacheRatio"]
+        self.create_cache_ratio: dict[str, float] = v["CreateCacheRatio"]
+        self.group_ratio: dict[str, float] = v["GroupRatio"]
+        self.usable_groups: dict[str, str] = v["UserUsableGroups"]
+        self.pre_consumed_quota: int = v["PreConsumedQuota"]
+        self.default_max_tokens: int = v["DefaultMaxTokensReserve"]
+        self.self_use_mode: bool = v["SelfUseModeEnabled"]
+        self.auto_disable: bool = v["AutomaticDisableChannelEnabled"]
+        self.retry_status: list[tuple[int, int]] = v["AutomaticRetryStatusCodes"]
+        self.disable_status = {lo for lo, _ in v["AutomaticDisableStatusCodes"]}
+        self.log_consume: bool = v["LogConsumeEnabled"]
+        self.disable_keywords: list[str] = v["AutomaticDisableKeywords"]
+        self.system_name: str = v["SystemName"]
 
-    def number(self, key: str, default: float) -> float:
-        try:
-            return float(self.raw[key])
-        except (KeyError, ValueError):
-            return default
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self.raw.get(key)
-        if value is None:
-            return default
-        return value.strip().lower() in ("true", "1", "yes")
-
-    def json_map(self, key: str) -> dict[str, Any]:
-        text = self.raw.get(key)
-        if not text:
-            return {}
-        try:
-            value = jsonutil.loads(text)
-        except jsonutil.JSONDecodeError:
-            return {}
-        return value if isinstance(value, dict) else {}
+    def value(self, key: str) -> Any:
+        """The typed value of a declared option (a plugin's too)."""
+        return self.values[key]
 
     def should_disable(self, status: int, err: GatewayError) -> bool:
         """new-api's auto-ban rules: a status in AutomaticDisableStatusCodes, a code or type

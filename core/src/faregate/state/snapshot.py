@@ -14,7 +14,8 @@ from typing import Any
 from faregate import jsonutil
 from faregate.db import models as m
 from faregate.security.crypto import SecretBox
-from faregate.state.options import Options
+from faregate.state.option_specs import OptionRegistry
+from faregate.state.options import CORE_REGISTRY, Options
 
 log = logging.getLogger("faregate.state")
 
@@ -119,15 +120,16 @@ class Snapshot:
     """Everything the relay reads. Mutated only by ``load_*`` methods (called by the
     change feed); readers never await, so they always see a consistent entry."""
 
-    def __init__(self, box: SecretBox) -> None:
+    def __init__(self, box: SecretBox, registry: OptionRegistry = CORE_REGISTRY) -> None:
         self.box = box
+        self.registry = registry
         self.tokens_by_hash: dict[str, TokenEntry] = {}
         self.tokens_by_id: dict[int, TokenEntry] = {}
         self.users: dict[int, UserEntry] = {}
         self.channels: dict[int, ChannelEntry] = {}
         # group -> model -> priority levels (highest first), each a list of channels
         self.routes: dict[str, dict[str, list[list[ChannelEntry]]]] = {}
-        self.options = Options({})
+        self.options = Options({}, registry)
         self.loaded_at = 0.0
 
     # -- loading --------------------------------------------------------------------
@@ -170,7 +172,7 @@ class Snapshot:
         await self.rebuild_routes()
 
     async def load_options(self) -> None:
-        self.options = Options({row.key: row.value for row in await m.Option.all()})
+        self.options = Options({row.key: row.value for row in await m.Option.all()}, self.registry)
 
     async def rebuild_routes(self) -> None:
         """Build group → model → priority levels from the abilities table."""

@@ -1,0 +1,105 @@
+"""Every option has a declared type and range (issue 8, #4): a bad value is a 400 naming
+the option and is never stored; a bad value already in the table never reaches a request;
+``GET /api/option/`` lists every option in force, defaults included, secrets never."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from faregate.api import OptionSpec, hookimpl, option_parsers
+from faregate.db import models as m
+from faregate.testing.harness import AdminClient
+from faregate_adapter_openai.testing import FakeOpenAI
+
+BAD: list[tuple[str, Any]] = [
+    ("ModelRatio", "notjson"),
+    ("ModelRatio", "[1, 2]"),
+    ("ModelRatio", '{"gpt-4o": -1}'),
+    ("ModelRatio", '{"gpt-4o": "abc"}'),
+    ("ModelRatio", '{"gpt-4o": 1e309}'),
+    ("ModelPrice", '{"gpt-4o": "abc"}'),
+    ("GroupRatio", '{"default": -0.5}'),
+    ("QuotaPerUnit", "1e309"),
+    ("QuotaPerUnit", "nan"),
+    ("QuotaPerUnit", "0"),
+    ("RetryTimes", "-1"),
+    ("RetryTimes", "9223372036854775808"),
+    ("RetryTimes", "two"),
+    ("PreConsumedQuota", "1.5"),
+    ("AutomaticRetryStatusCodes", "500-abc"),
+    ("AutomaticDisableStatusCodes", "99"),
+    ("LogConsumeEnabled", "maybe"),
+    ("general_setting.quota_display_type", "EUR"),
+    ("UserUsableGroups", '{"vip": 1}'),
+    ("NoSuchOption", "1"),
+]
+
+
+async def _put(admin: AdminClient, key: str, value: Any) -> httpx.Response:
+    return await admin.http.put("/api/option/", json={"key": key, "value": value},
+                                headers={"New-Api-User": str(admin.user_id)})
+
+
+@pytest.mark.parametrize(("key", "value"), BAD, ids=[f"{k}={v}" for k, v in BAD])
+async def test_bad_values_are_refused_by_name(admin: AdminClient, key: str, value: Any) -> None:
+    resp = await _put(admin, key, value)
+    assert resp.status_code == 400, resp.text
+    body = resp.json()
+    assert body["success"] is False and key in body["message"]
+    assert await m.Option.filter(key=key).count() == 0
+
+
+async def test_good_values_are_stored(admin: AdminClient) -> None:
+    for key, value in [("ModelRatio", {"my-model": 2}), ("RetryTimes", 2), ("LogConsumeEnabled", False),
+                       ("GroupRatio", '{"default": 1, "free": 0}')]:
+        resp = await _put(admin, key, value)
+        assert resp.json()["success"], resp.text
+
+
+async def test_listing_has_every_option_with_defaults_and_no_secrets(admin: AdminClient) -> None:
+    await _put(admin, "RetryTimes", "3")
+    await m.Option.create(key="StripeApiSecret", value="sk_live_never_listed")
+    listed = {item["key"]: item["value"] for item in await admin.ok("GET", "/api/option/")}
+    assert listed["RetryTimes"] == "3"
+    assert listed["QuotaPerUnit"] == "500000" and "gpt-4o" in listed["ModelRatio"]
+    assert "StripeApiSecret" not in listed and "sk_live_never_listed" not in str(listed)
+
+
+async def test_a_bad_stored_value_never_reaches_a_request(gateway: Any, admin: AdminClient,
+                                                          fake_openai: FakeOpenAI) -> None:
+    await admin.add_channel(base_url=fake_openai.base_url, models="gpt-4o")
+    # written behind the API's back (an old version, a hand edit): the default is used instead
+    await m.Option.create(key="ModelPrice", value='{"gpt-4o": "abc"}')
+    await m.Option.create(key="QuotaPerUnit", value="1e309")
+    await gateway.gateway.snapshot.load_options()
+    key = await admin.add_token()
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        resp = await http.post("/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                               json={"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]})
+    assert resp.status_code == 200, resp.text
+    assert gateway.gateway.snapshot.options.quota_per_unit == 500_000
+
+
+class ShoutOptions:
+    @hookimpl
+    def register_settings(self, register: Callable[[Any], None]) -> None:
+        register(OptionSpec("ShoutVolume", "5", "How loud.", option_parsers.integer(0, 11)))
+
+
+async def test_plugins_declare_options_in_the_same_registry(make_gateway: Any) -> None:
+    from faregate.plugins import load_plugins
+
+    server = await make_gateway(plugins=load_plugins(allow=["faregate-adapter-openai"], extra=[ShoutOptions()]))
+    admin = AdminClient(server.base_url)
+    await admin.setup_root()
+    assert (await _put(admin, "ShoutVolume", "12")).status_code == 400
+    assert (await _put(admin, "ShoutVolume", "11")).json()["success"]
+    listed = {item["key"]: item["value"] for item in await admin.ok("GET", "/api/option/")}
+    assert listed["ShoutVolume"] == "11"
+    await server.gateway.snapshot.load_options()
+    assert server.gateway.snapshot.options.value("ShoutVolume") == 11
+    await admin.close()
