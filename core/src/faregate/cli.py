@@ -7,12 +7,17 @@ import asyncio
 import logging
 import os
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from faregate.security import redact
 from faregate.settings import SettingError
 
+if TYPE_CHECKING:
+    from faregate.gateway import Gateway
 
-def _migrate(*, forced: bool = False) -> None:
+
+def _migrate(*, forced: bool = False) -> Gateway:
     from faregate.db import storage
     from faregate.gateway import Gateway
     from faregate.plugins import load_plugins
@@ -20,21 +25,34 @@ def _migrate(*, forced: bool = False) -> None:
     gateway = Gateway(load_plugins())
     if forced or gateway.settings.migrate:  # FAREGATE_MIGRATE=0: a deploy step migrates instead
         asyncio.run(storage.migrate(gateway.db_config))
+    return gateway
+
+
+def _sweeper(gateway: Gateway) -> Callable[[], None]:
+    """For the supervisor: return the leases of workers whose process is gone, in a
+    short-lived connection of the master's own (it serves nothing)."""
+    from faregate.billing.workers import sweep_dead_workers
+    from faregate.db import storage
+
+    async def sweep() -> None:
+        await storage.open_storage(gateway.db_config)
+        try:
+            await sweep_dead_workers(stale_after=gateway.settings.sweep_interval * 3)
+        finally:
+            await storage.close_storage()
+
+    return lambda: asyncio.run(sweep())
 
 
 def serve(host: str, port: int, workers: int, access_log: bool) -> None:
     from hypercorn.config import Config
-    from hypercorn.run import run
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     redact.install()
-    _migrate()
+    gateway = _migrate()
     os.environ["FAREGATE_MIGRATE"] = "0"  # done once here, not in every worker
     config = Config()
-    config.application_path = "faregate.app:create_app()"
     config.bind = [f"{host}:{port}"]
-    config.workers = workers
-    config.worker_class = "uvloop"
     config.keep_alive_timeout = 75
     config.graceful_timeout = 15
     if access_log:
@@ -42,7 +60,9 @@ def serve(host: str, port: int, workers: int, access_log: bool) -> None:
     config.errorlog = "-"
     logging.getLogger("faregate").info("Faregate listening on http://%s:%s (%d worker(s))", host, port, workers)
     if workers == 1:
-        # one worker: serve in this process (no second interpreter start-up)
+        # one worker: serve in this process (no second interpreter start-up, no master).
+        # If it dies the service manager restarts it; the new process returns the dead
+        # one's leases at start (faregate.billing.workers).
         import uvloop
         from hypercorn.asyncio import serve as serve_app
 
@@ -50,7 +70,9 @@ def serve(host: str, port: int, workers: int, access_log: bool) -> None:
 
         uvloop.run(serve_app(create_app(), config))
         return
-    sys.exit(run(config))
+    from faregate.supervisor import Supervisor
+
+    sys.exit(Supervisor(config, workers, _sweeper(gateway)).run())
 
 
 def main(argv: list[str] | None = None) -> None:

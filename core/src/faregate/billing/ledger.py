@@ -14,9 +14,11 @@ tests/test_multiworker.py and tests/test_scale_out.py cover them through the rel
   and synchronous, so a cancelled request — a client that went away — still settles
   in its ``finally``).
 * Logs, used-quota counters and lease balances reach the database together, in one
-  transaction per flush, so they never disagree. A crash loses at most one flush
-  interval of logs and the matching charges (the user is refunded, never overcharged):
-  a sweeper returns the leases of workers whose heartbeat stopped.
+  transaction per flush, so they never disagree. A crash loses at most the logs and
+  charges settled since the last commit, i.e. one flush interval plus the flush in
+  progress (measured in docs/operations.md; the user is refunded, never overcharged):
+  a sweeper returns the leases of workers whose heartbeat stopped, or at once those of
+  a worker on this machine whose process is gone (:mod:`faregate.billing.workers`).
 * Overspend is bounded: settle may charge more than was reserved (the model wrote
   more than estimated) only from the lease; the balance can dip below zero by at most
   one request's excess.
@@ -27,13 +29,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
+from faregate.billing.workers import new_worker_id
+from faregate.billing.workers import sweep_dead_workers as sweep_dead_workers  # its home before
 from faregate.db import models as m
 
 if TYPE_CHECKING:
@@ -148,7 +151,7 @@ class Reservation:
 class QuotaLedger:
     def __init__(self, *, flush_interval: float = 0.05, lease_idle: float = 5.0,
                  min_chunk: int = 50_000, worker_id: str | None = None) -> None:
-        self.worker_id = worker_id or uuid.uuid4().hex
+        self.worker_id = worker_id or new_worker_id()
         self.flush_interval = flush_interval
         self.lease_idle = lease_idle
         self.min_chunk = min_chunk
@@ -410,23 +413,3 @@ class QuotaLedger:
         # tortoise types values_list(flat=True) as a list of tuples; flat, it is the values
         rows = cast("list[int]", await m.QuotaLease.filter(kind=kind, ref_id=ref_id).values_list("held", flat=True))
         return int(sum(rows))
-
-
-async def sweep_dead_workers(stale_after: float) -> int:
-    """Return the leases of workers whose heartbeat stopped; returns how many."""
-    cutoff = int(time.time() - stale_after)
-    # values_list(flat=True) gives the values (tortoise types them as tuples)
-    dead = cast("list[str]", await m.Worker.filter(heartbeat__lt=cutoff).values_list("id", flat=True))
-    orphan_workers = set(cast("list[str]", await m.QuotaLease.all().distinct().values_list("worker", flat=True)))
-    live = set(cast("list[str]", await m.Worker.filter(heartbeat__gte=cutoff).values_list("id", flat=True)))
-    targets = set(dead) | (orphan_workers - live)
-    for worker in targets:
-        async with in_transaction() as conn:
-            leases = await m.QuotaLease.filter(worker=worker).using_db(conn)
-            for lease in leases:
-                await _return_to_balance(lease.kind, lease.ref_id, lease.held, conn)
-            await m.QuotaLease.filter(worker=worker).using_db(conn).delete()
-            await m.Worker.filter(id=worker).using_db(conn).delete()
-    if targets:
-        log.info("returned the quota leases of %d stopped worker(s)", len(targets))
-    return len(targets)
