@@ -13,7 +13,10 @@ What is here, by concept:
   :class:`Exchange` policy objects receive;
 * errors, principals, prices, log entries, settings, the :class:`Services` door;
 * the adapter kit: :class:`HttpJsonProvider`, URL joining, stream framings, the token
-  estimator, JSON.
+  estimator, JSON;
+* fetching URLs the gateway is given (image URLs, webhooks): :class:`GuardedFetcher`,
+  which refuses loopback, private, link-local and cloud metadata addresses
+  (:class:`BlockedAddress`).
 """
 
 from __future__ import annotations
@@ -81,9 +84,12 @@ from faregate.jsonutil import dumps as json_dumps
 from faregate.jsonutil import dumps_str as json_dumps_str
 from faregate.jsonutil import loads as json_loads
 from faregate.kit import HttpJsonProvider, join_url, malformed_response
+from faregate.net import AddressCategory, BlockedAddress, Fetched, FetchError, GuardedFetcher
 from faregate.principals import AuthRequest, Principal, bearer_token
 from faregate.services import Services
 from faregate.settings import Setting, Settings
+from faregate.state import option_specs as option_parsers
+from faregate.state.option_specs import OptionSpec
 from faregate.state.snapshot import ChannelEntry, TokenEntry, UserEntry
 from faregate.tokens import TokenEstimator, estimator
 from faregate.upstream import UpstreamResponse
@@ -91,9 +97,11 @@ from faregate.upstream import UpstreamResponse
 __all__ = [
     "REQUEST_ID_HEADER",
     "WEBSOCKET",
+    "AddressCategory",
     "AttemptFailed",
     "AuthRequest",
     "Authenticator",
+    "BlockedAddress",
     "ChannelEntry",
     "ChannelFilter",
     "ChannelSelector",
@@ -103,9 +111,12 @@ __all__ = [
     "DbModels",
     "EndpointDriver",
     "Exchange",
+    "FetchError",
+    "Fetched",
     "Framing",
     "FramingError",
     "GatewayError",
+    "GuardedFetcher",
     "HttpJsonProvider",
     "ImagePart",
     "InboundFormat",
@@ -115,6 +126,7 @@ __all__ = [
     "Message",
     "ModelInfo",
     "Operation",
+    "OptionSpec",
     "Outcome",
     "PassthroughStream",
     "PaymentProvider",
@@ -168,6 +180,7 @@ __all__ = [
     "json_dumps",
     "json_dumps_str",
     "json_loads",
+    "option_parsers",
     "malformed_response",
     "parse_sse_event",
     "splitter_for",

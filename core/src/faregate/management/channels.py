@@ -188,7 +188,7 @@ async def add_channel(me: Principal) -> Response:
         return fail("channel must be an object")
     fields = channel_fields(data)
     gw = gateway()
-    check_channel(fields, gw.providers.keys(), creating=True)
+    await check_channel(fields, gw.providers.keys(), creating=True, settings=gw.settings)
     keys = _keys(data.get("key"), mode)
     name_prefix = mode == "batch" and len(keys) > 1 and body.get("batch_add_set_key_prefix_2_name") is True
     created = []
@@ -213,7 +213,7 @@ async def update_channel(me: Principal) -> Response:
     body = await require_body()
     channel_id = parse_id(body.get("id"), text=False)
     fields = channel_fields(body)
-    check_channel(fields, gateway().providers.keys(), creating=False)
+    await check_channel(fields, gateway().providers.keys(), creating=False, settings=gateway().settings)
     key = body.get("key")
     if key is not None and not isinstance(key, str):
         return fail("key must be a string")
