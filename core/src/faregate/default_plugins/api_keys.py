@@ -54,10 +54,12 @@ class ApiKeyAuthenticator:
         if user is None or user.status != m.USER_ENABLED:
             raise GatewayError(403, "the user is disabled", code="access_denied")
         group = token.group or user.group
+        # checked per request too: the group may have been removed, or the user moved, since
+        if token.group and token.group not in services.options.usable_groups(user.group):
+            raise GatewayError(403, f"group {token.group} is no longer usable by this key's user",
+                               code="access_denied")
         if group == "auto":  # new-api's auto group: fall back to the user's own group
             group = user.group
-        elif token.group and token.group not in services.options.group_ratio:
-            raise GatewayError(403, f"group {token.group} is not available", code="access_denied")
         pinned = None
         if pin:
             if user.role < m.ROLE_ADMIN:

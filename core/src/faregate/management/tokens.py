@@ -93,6 +93,17 @@ def token_fields(body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def check_group(fields: dict[str, Any], me: Principal) -> None:
+    """A key may only name a group its owner may use: no escalation to another group's
+    channels and prices."""
+    group = fields.get("group")
+    if group:
+        usable = gateway().snapshot.options.usable_groups(me.user.group)
+        if group not in usable:
+            raise BadInput(f"group {group} is not usable by this user (usable: {', '.join(sorted(usable))})",
+                           status=403)
+
+
 @blueprint.get("/api/token/")
 @require(m.ROLE_USER)
 async def list_tokens(me: Principal) -> Response:
@@ -148,6 +159,7 @@ async def create_token(me: Principal) -> Response:
     body = await require_body()
     fields = token_fields(body)
     fields.pop("status", None)
+    check_group(fields, me)
     expires = fields.get("expired_time", -1)
     if expires != -1 and expires < time.time():
         return fail("the expiry time is in the past")
@@ -177,6 +189,7 @@ async def update_token(me: Principal) -> Response:
         return fail("token not found")
     if request.args.get("status_only"):
         fields = {"status": fields["status"]} if "status" in fields else {}
+    check_group(fields, me)
     gw = gateway()
     if fields.get("status") == m.TOKEN_ENABLED:
         expires = fields.get("expired_time", row.expired_time)

@@ -136,7 +136,7 @@ class Options:
         self.cache_ratio: dict[str, float] = v["CacheRatio"]
         self.create_cache_ratio: dict[str, float] = v["CreateCacheRatio"]
         self.group_ratio: dict[str, float] = v["GroupRatio"]
-        self.usable_groups: dict[str, str] = v["UserUsableGroups"]
+        self.user_usable_groups: dict[str, str] = v["UserUsableGroups"]
         self.pre_consumed_quota: int = v["PreConsumedQuota"]
         self.default_max_tokens: int = v["DefaultMaxTokensReserve"]
         self.self_use_mode: bool = v["SelfUseModeEnabled"]
@@ -146,6 +146,15 @@ class Options:
         self.log_consume: bool = v["LogConsumeEnabled"]
         self.disable_keywords: list[str] = v["AutomaticDisableKeywords"]
         self.system_name: str = v["SystemName"]
+
+    def usable_groups(self, user_group: str) -> dict[str, str]:
+        """The groups a user may give an API key (new-api's GetUserUsableGroups): the
+        ``UserUsableGroups`` option plus the user's own group; ``auto`` only where that
+        option lists it."""
+        groups = dict(self.user_usable_groups)
+        if user_group and user_group not in groups:
+            groups[user_group] = "your group"
+        return groups
 
     def value(self, key: str) -> Any:
         """The typed value of a declared option (a plugin's too)."""
