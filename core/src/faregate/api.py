@@ -24,6 +24,7 @@ from __future__ import annotations
 from faregate import __version__, hookimpl
 from faregate.billing.ledger import LogEntry
 from faregate.billing.pricing import Price, usage_quota
+from faregate.bounds import INT64_MAX, INT64_MIN, NumberBound, check_numbers
 from faregate.canonical import (
     ChatRequest,
     ChatResponse,
@@ -76,7 +77,7 @@ from faregate.contracts import (
 )
 from faregate.errors import GatewayError, bad_request, upstream_error
 from faregate.exchange.attempts import AttemptFailed, Operation
-from faregate.exchange.exchange import REQUEST_ID_HEADER, Exchange
+from faregate.exchange.exchange import MAX_OUTPUT_TOKENS, REQUEST_ID_HEADER, Exchange
 from faregate.exchange.inbound import InboundRequest, Outcome, WebSocketPeer
 from faregate.framing import Framing, FramingError, parse_sse_event, splitter_for, sse_bytes
 from faregate.jsonutil import JSONDecodeError
@@ -95,6 +96,11 @@ from faregate.tokens import TokenEstimator, estimator
 from faregate.upstream import UpstreamResponse
 
 __all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
+    "MAX_OUTPUT_TOKENS",
+    "NumberBound",
+    "check_numbers",
     "REQUEST_ID_HEADER",
     "WEBSOCKET",
     "AddressCategory",

@@ -26,19 +26,25 @@ class Price:
         return self.model_ratio == 0 or self.group_ratio == 0
 
 
+#: no reservation or charge beyond this (a 63-bit column with room to spare): prices and
+#: budgets that multiply past it are refused as not affordable rather than overflowing
+MAX_QUOTA = 2**53
+
+
 def reserve_quota(price: Price, prompt_tokens: int, max_output: int) -> int:
     """The most this request can cost: the estimated prompt plus the full output
-    budget at the output price."""
+    budget at the output price (at most :data:`MAX_QUOTA`)."""
     if price.model_price is not None:
-        return math.ceil(price.model_price * price.quota_per_unit * price.group_ratio)
-    cost = (prompt_tokens + max_output * price.completion_ratio) * price.model_ratio * price.group_ratio
-    return math.ceil(cost)
+        cost = price.model_price * price.quota_per_unit * price.group_ratio
+    else:
+        cost = (prompt_tokens + max_output * price.completion_ratio) * price.model_ratio * price.group_ratio
+    return math.ceil(min(cost, MAX_QUOTA))
 
 
 def usage_quota(price: Price, usage: Usage | None) -> int:
     """What a finished request costs (new-api's text quota formula)."""
     if price.model_price is not None:
-        return round(price.model_price * price.quota_per_unit * price.group_ratio)
+        return round(min(price.model_price * price.quota_per_unit * price.group_ratio, MAX_QUOTA))
     if usage is None or usage.total_tokens == 0:
         return 0
     base_input = max(0, usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens)
@@ -48,7 +54,7 @@ def usage_quota(price: Price, usage: Usage | None) -> int:
         + usage.cache_write_tokens * price.cache_write_ratio
         + usage.output_tokens * price.completion_ratio
     )
-    quota = round(weighted * price.model_ratio * price.group_ratio)
+    quota = round(min(weighted * price.model_ratio * price.group_ratio, MAX_QUOTA))  # an upstream's absurd usage
     if quota <= 0 and price.model_ratio > 0 and price.group_ratio > 0:
         return 1  # new-api's minimum charge
     return quota

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from faregate import jsonutil
 from faregate.canonical import ChatRequest, Usage
+from faregate.errors import bad_request
 from faregate.exchange import admission, settlement
 from faregate.exchange.inbound import JSON, InboundRequest, Outcome
 
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from faregate.state.snapshot import ChannelEntry
 
 REQUEST_ID_HEADER = "X-Oneapi-Request-Id"
+#: the largest output budget any request may ask for (no model comes near it)
+MAX_OUTPUT_TOKENS = 10_000_000
 
 
 def new_request_id() -> str:
@@ -117,6 +120,9 @@ class Exchange:
 
     def begin(self, summary: RequestSummary, body: dict[str, Any], raw: bytes) -> None:
         """Take the format's summary of the body; 403 if the key may not use its model."""
+        if summary.max_tokens is not None and not 1 <= summary.max_tokens <= MAX_OUTPUT_TOKENS:
+            # whatever the format let through: no reservation arithmetic on absurd numbers
+            raise bad_request(f"max_tokens must be from 1 to {MAX_OUTPUT_TOKENS}", param="max_tokens")
         self.summary, self.body, self.raw = summary, body, raw
         assert self.principal is not None, "authenticate before begin"
         admission.check_model_allowed(self.principal, summary.model)

@@ -7,17 +7,20 @@ from datetime import UTC, datetime
 from typing import Any
 
 from faregate.api import (
+    MAX_OUTPUT_TOKENS,
     ChatRequest,
     ChatResponse,
     GatewayError,
     InboundFormat,
     InboundRequest,
     ModelInfo,
+    NumberBound,
     RequestSummary,
     Route,
     StreamEncoder,
     TokenCount,
     bad_request,
+    check_numbers,
     estimator,
     json_dumps,
 )
@@ -50,6 +53,14 @@ def _content_tokens(content: Any) -> int:
             elif kind == "document":
                 total += estimator.json(block.get("source") or {})
     return total
+
+
+#: the numeric fields of a Messages request and their ranges (Anthropic's API reference)
+NUMBERS = {
+    "temperature": NumberBound(0, 1),
+    "top_p": NumberBound(0, 1),
+    "top_k": NumberBound(0, 2**31 - 1, integer=True),
+}
 
 
 def input_tokens(body: dict[str, Any]) -> int:
@@ -88,8 +99,10 @@ class AnthropicMessagesFormat(InboundFormat):
         if not isinstance(messages, list) or not messages:
             raise bad_request("messages: at least one message is required", param="messages")
         max_tokens = body.get("max_tokens")
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-            raise bad_request("max_tokens: Field required (a positive integer)", param="max_tokens")
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or not 1 <= max_tokens <= MAX_OUTPUT_TOKENS:
+            raise bad_request(f"max_tokens: Field required (an integer from 1 to {MAX_OUTPUT_TOKENS})",
+                              param="max_tokens")
+        check_numbers(body, NUMBERS)
         stream = body.get("stream", False)
         if not isinstance(stream, bool):
             raise bad_request("stream: Input should be a valid boolean", param="stream")

@@ -5,22 +5,41 @@ from __future__ import annotations
 from typing import Any
 
 from faregate.api import (
+    INT64_MAX,
+    INT64_MIN,
+    MAX_OUTPUT_TOKENS,
     ChatRequest,
     ChatResponse,
     GatewayError,
     InboundFormat,
     InboundRequest,
     ModelInfo,
+    NumberBound,
     RequestSummary,
     Route,
     StreamEncoder,
     bad_request,
+    check_numbers,
     estimator,
     json_dumps,
 )
 from faregate_adapter_openai import errors, requests, responses, streams
 
 FORMAT_NAME = "openai.chat"
+
+
+#: the numeric fields of a chat completion request and their ranges (OpenAI's API reference)
+NUMBERS = {
+    "max_tokens": NumberBound(1, MAX_OUTPUT_TOKENS, integer=True),
+    "max_completion_tokens": NumberBound(1, MAX_OUTPUT_TOKENS, integer=True),
+    "temperature": NumberBound(0, 2),
+    "top_p": NumberBound(0, 1),
+    "n": NumberBound(1, 128, integer=True),
+    "presence_penalty": NumberBound(-2, 2),
+    "frequency_penalty": NumberBound(-2, 2),
+    "seed": NumberBound(INT64_MIN, INT64_MAX, integer=True),
+    "top_logprobs": NumberBound(0, 20, integer=True),
+}
 
 
 def prompt_tokens(body: dict[str, Any]) -> int:
@@ -61,10 +80,8 @@ class OpenAIChatFormat(InboundFormat):
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise bad_request("messages must be a non-empty array", param="messages")
+        check_numbers(body, NUMBERS)
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
-        if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool)
-                                       or max_tokens < 1):
-            raise bad_request("max_tokens must be a positive integer", param="max_tokens")
         stream = body.get("stream", False)
         if not isinstance(stream, bool):
             raise bad_request("stream must be a boolean", param="stream")
