@@ -189,20 +189,20 @@ async def test_channel_changes_route_at_once(fake_openai, gateway: GatewayServer
     messages = [{"role": "user", "content": "hi"}]
     with pytest.raises(openai.APIStatusError) as err:
         await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
-    assert err.value.status_code == 503
+    assert err.value.status_code == 404
     cid = await admin.add_channel(base_url=fake_openai.base_url, models="gpt-4o-mini", key=SECRET)
     await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
     assert fake_openai.requests[-1]["headers"]["authorization"] == f"Bearer {SECRET}"
     await admin.ok("PUT", "/api/channel/", json={"id": cid, "status": 2})
     with pytest.raises(openai.APIStatusError) as err:
         await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
-    assert err.value.status_code == 503
+    assert err.value.status_code == 404
     await admin.ok("PUT", "/api/channel/", json={"id": cid, "status": 1})
     await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
     await admin.ok("DELETE", f"/api/channel/{cid}")
     with pytest.raises(openai.APIStatusError) as err:
         await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
-    assert err.value.status_code == 503 and "model_not_found" in err.value.response.text
+    assert err.value.status_code == 404 and "model_not_found" in err.value.response.text
     await client.close()
     gateway_lines = [r.getMessage() for r in caplog.records if not r.name.startswith(("openai", "httpx", "httpcore"))]
     assert gateway_lines and not [line for line in gateway_lines if SECRET in line or key[3:] in line]

@@ -17,7 +17,8 @@ class GatewayError(Exception):
     dead-key codes and types, disable keywords); a failed connection always moves on.
     The gateway's own errors (bad input, auth, quota) come before any attempt and never
     retry. ``retry_after`` (seconds, from the upstream's ``Retry-After``) is sent to the
-    client as ``Retry-After`` with the error response. ``detail`` is the full text for
+    client as ``Retry-After`` (and ``Retry-After-Ms``) with the error response;
+    ``should_retry`` (an upstream's ``x-should-retry``) as ``X-Should-Retry``. ``detail`` is the full text for
     the operator's error log when ``message`` (what the client sees) is kept neutral.
     """
 
@@ -32,6 +33,7 @@ class GatewayError(Exception):
         upstream: bool = False,
         retry_after: float | None = None,
         detail: str | None = None,
+        should_retry: bool | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -42,9 +44,17 @@ class GatewayError(Exception):
         self.upstream = upstream
         self.retry_after = retry_after
         self.detail = detail
+        self.should_retry = should_retry
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"GatewayError({self.status}, {self.code!r}, {self.message!r})"
+
+
+def model_not_found(model: str, group: str) -> GatewayError:
+    """No channel serves ``model`` to ``group``: OpenAI's 404 (final, the SDKs must not retry)."""
+    return GatewayError(404, f"The model `{model}` does not exist or you do not have access to it "
+                             f"(no available channel under group {group})",
+                        type="invalid_request_error", code="model_not_found", param="model")
 
 
 def bad_request(message: str, code: str = "invalid_request", param: str | None = None) -> GatewayError:

@@ -8,11 +8,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from faregate.contracts import Provider, UpstreamRequest, UpstreamTarget
 from faregate.db import models as m
-from faregate.errors import GatewayError, shield
+from faregate.errors import GatewayError, model_not_found, shield
 from faregate.exchange.routing import map_model, select_channel
 from faregate.hooks import await_me_maybe
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
@@ -113,8 +114,7 @@ async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
             excluded.add(channel.id)
     if last_error is not None:
         raise last_error
-    raise GatewayError(503, f"no available channel for model {ex.model} under group {principal.group}",
-                       code="model_not_found")
+    raise model_not_found(ex.model, principal.group)
 
 
 def choose(ex: Exchange, attempt: int, excluded: set[int]) -> ChannelEntry | None:
@@ -144,10 +144,7 @@ async def upstream_error(ex: Exchange, provider: Provider, resp: UpstreamRespons
     status = resp.status_code
     err = shield(provider.parse_error(status, body), ex.secrets, status)
     err.upstream = True
-    retry_after = resp.headers.get("retry-after")
-    if retry_after:
-        with contextlib.suppress(ValueError):
-            err.retry_after = float(retry_after)
+    read_retry_headers(err, resp.headers)
     mapped = channel.status_code_mapping.get(str(status))
     if mapped:
         with contextlib.suppress(ValueError):
@@ -158,6 +155,21 @@ async def upstream_error(ex: Exchange, provider: Provider, resp: UpstreamRespons
         gw.spawn(gw.disable_channel(channel.id, f"upstream answered {status}"))
     log.warning("channel %s answered %s (%s): %s", channel.id, status, err.code, err.detail)
     return err
+
+
+def read_retry_headers(err: GatewayError, headers: Mapping[str, str]) -> None:
+    """What the upstream said about retrying, for the client: ``retry-after-ms`` (more
+    precise, OpenAI's), else ``retry-after`` seconds; ``x-should-retry``."""
+    with contextlib.suppress(ValueError):
+        if headers.get("retry-after-ms"):
+            err.retry_after = float(headers["retry-after-ms"]) / 1000
+        elif headers.get("retry-after"):
+            err.retry_after = float(headers["retry-after"])
+    if err.retry_after is not None and not 0 <= err.retry_after <= 86_400:
+        err.retry_after = None  # a date, or nonsense: not ours to relay
+    should_retry = (headers.get("x-should-retry") or "").lower()
+    if should_retry in ("true", "false"):
+        err.should_retry = should_retry == "true"
 
 
 def apply_header_override(req: UpstreamRequest, override: dict[str, str], key: str) -> None:

@@ -11,7 +11,7 @@ from faregate.canonical import ReasoningPart, TextPart, ToolCallPart
 from faregate.contracts import Provider, UpstreamRequest, UpstreamTarget
 from faregate.errors import GatewayError
 from faregate.exchange.attempts import AttemptFailed
-from faregate.exchange.exchange import REQUEST_ID_HEADER
+from faregate.exchange.exchange import request_id_headers
 from faregate.exchange.inbound import Outcome
 from faregate.exchange.streaming import open_stream, stream_body
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
@@ -39,7 +39,7 @@ class ChatOperation:
         if not ex.summary.stream:
             return await self._regular(ex, provider, resp, passthrough)
         opened = await open_stream(ex, provider, resp, passthrough)
-        headers = {**STREAM_HEADERS, REQUEST_ID_HEADER: ex.request_id}
+        headers = {**STREAM_HEADERS, **request_id_headers(ex.request_id)}
         return Outcome(content_type=ex.format.stream_content_type, headers=headers,
                        stream=stream_body(ex, resp, opened))
 
@@ -74,7 +74,7 @@ class ChatOperation:
                                else len(p.arguments) if isinstance(p, ToolCallPart) else 0
                                for p in response.message.content)
         ex.settle(usage, end_reason="done", output_chars=output_chars)
-        return Outcome(body=out, headers={REQUEST_ID_HEADER: ex.request_id})
+        return Outcome(body=out, headers=request_id_headers(ex.request_id))
 
 
 CHAT = ChatOperation()

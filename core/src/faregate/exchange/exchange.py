@@ -17,6 +17,7 @@ exchange and read its public state: ``model``, ``principal``, ``summary``,
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from collections.abc import Mapping
@@ -40,8 +41,17 @@ if TYPE_CHECKING:
     from faregate.state.snapshot import ChannelEntry
 
 REQUEST_ID_HEADER = "X-Oneapi-Request-Id"
+#: the same id under the names the official SDKs read (openai: x-request-id, anthropic: request-id)
+SDK_REQUEST_ID_HEADERS = ("X-Request-Id", "Request-Id")
 #: the largest output budget any request may ask for (no model comes near it)
 MAX_OUTPUT_TOKENS = 10_000_000
+
+
+def request_id_headers(request_id: str) -> dict[str, str]:
+    headers = {REQUEST_ID_HEADER: request_id}
+    for name in SDK_REQUEST_ID_HEADERS:
+        headers[name] = request_id
+    return headers
 
 
 def new_request_id() -> str:
@@ -147,7 +157,7 @@ class Exchange:
 
     # ---- outcomes ---------------------------------------------------------------------
     def json(self, payload: Any, status: int = 200) -> Outcome:
-        return Outcome(status=status, body=jsonutil.dumps(payload), headers={REQUEST_ID_HEADER: self.request_id})
+        return Outcome(status=status, body=jsonutil.dumps(payload), headers=request_id_headers(self.request_id))
 
     def error(self, err: GatewayError) -> Outcome:
         """``err`` in the client's format: the one place errors are rendered."""
@@ -156,7 +166,15 @@ class Exchange:
 
 def render_error(fmt: InboundFormat, err: GatewayError, request_id: str) -> Outcome:
     status, body = fmt.render_error(err, request_id)
-    headers = {REQUEST_ID_HEADER: request_id}
+    headers = request_id_headers(request_id)
     if err.retry_after:
-        headers["Retry-After"] = str(int(err.retry_after))
+        headers["Retry-After"] = str(max(1, math.ceil(err.retry_after)))
+        headers["Retry-After-Ms"] = str(int(err.retry_after * 1000))
+    # the SDKs retry 408/409/429/5xx unless told: a decision the gateway made itself (no
+    # channel for the model, bad input, auth) is final; an upstream's own verdict is relayed
+    should_retry = err.should_retry
+    if should_retry is None and not err.upstream and status < 500 and status != 429:
+        should_retry = False
+    if should_retry is not None:
+        headers["X-Should-Retry"] = "true" if should_retry else "false"
     return Outcome(status=status, body=body, content_type=JSON, headers=headers, error=err)

@@ -330,7 +330,10 @@ class FormatConformance(_Deploys):
         statuses = status if isinstance(status, tuple) else (status,)
         assert resp.status_code in statuses, (resp.status_code, resp.text)
         assert resp.headers["content-type"].startswith("application/json")
-        assert resp.headers.get("x-oneapi-request-id"), "every answer names its request id"
+        request_id = resp.headers.get("x-oneapi-request-id")
+        assert request_id, "every answer names its request id"
+        assert resp.headers.get("x-request-id") == resp.headers.get("request-id") == request_id, \
+            "the SDKs read the request id as x-request-id (OpenAI) and request-id (Anthropic)"
         message = self.error_message(resp.json())
         assert message
         return message
@@ -395,9 +398,12 @@ class FormatConformance(_Deploys):
             async with httpx.AsyncClient(base_url=deployment.server.base_url) as http:
                 resp = await http.post(path, content=content, headers={"Content-Type": "application/json",
                                                                        **self.auth_headers(deployment.key)})
-            self.assert_error(resp, (404, 503))
+            self.assert_error(resp, 404)
+            assert resp.headers.get("x-should-retry") == "false", "a final answer: the SDKs must not retry"
             return
-        self.assert_error(await self._post(deployment, fmt, content=content), (404, 503))
+        resp = await self._post(deployment, fmt, content=content)
+        self.assert_error(resp, 404)
+        assert resp.headers.get("x-should-retry") == "false", "a final answer: the SDKs must not retry"
         assert upstream.requests == []
 
     @pytest.mark.parametrize("status", [400, 401, 403, 404, 408, 413, 429, 500, 502, 503])
