@@ -132,7 +132,7 @@ async def test_bad_key_gives_openai_shaped_401(setup, gateway):
     (b'{"messages": [{"role": "user", "content": "hi"}]}', 400, "invalid_request"),
     (b'{"model": "gpt-4o-mini", "messages": "hi"}', 400, "invalid_request"),
     (b'{"model": "gpt-4o-mini", "messages": [{"role":"user","content":"x"}], "max_tokens": "lots"}', 400,
-     "invalid_request"),
+     "invalid_type"),
     (b'{"model": "nope", "messages": [{"role": "user", "content": "hi"}]}', 404, "model_not_found"),
 ])
 async def test_bad_input_gets_clear_errors(setup, gateway, body, status, code):

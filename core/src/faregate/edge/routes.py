@@ -2,10 +2,16 @@
 the shared model list), each turning the framework's request into an
 :class:`~faregate.exchange.inbound.InboundRequest`, running the route's endpoint
 driver, and sending the :class:`~faregate.exchange.inbound.Outcome` back. Nothing
-else in the exchange knows Quart."""
+else in the exchange knows Quart.
+
+Bodies are capped per route before they are read (see :func:`read_capped`): the
+exchange refuses an oversized one in the route's own format, the management API in
+its envelope."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -20,6 +26,7 @@ from faregate.errors import GatewayError
 from faregate.exchange.exchange import Exchange
 from faregate.exchange.inbound import InboundRequest, Outcome
 from faregate.exchange.run import run_exchange
+from faregate.management.common import fail
 
 if TYPE_CHECKING:
     from faregate.gateway import Gateway
@@ -40,8 +47,23 @@ def quart_rule(path: str) -> str:
     return _PARAM.sub(lambda m: f"<{m[2]}:{m[1]}>" if m[2] else f"<{m[1]}>", path)
 
 
+#: endpoint kinds capped by their own setting rather than ``max_body_mb``
+KIND_LIMITS = {"count_tokens": "count_tokens_max_body_mb"}
+MIB = 1024 * 1024
+
+
+def body_limit(gateway: Gateway, route: Route | None) -> int:
+    """The largest body ``route`` (None: the management API) accepts, in bytes;
+    ``max_body_mb`` is also every route's ceiling (it is Quart's ``MAX_CONTENT_LENGTH``)."""
+    settings = gateway.settings
+    name = "management_max_body_mb" if route is None else KIND_LIMITS.get(route.kind, "max_body_mb")
+    return int(min(float(settings.get(name)), float(settings.max_body_mb)) * MIB)
+
+
 def install(app: Quart, gateway: Gateway) -> None:
-    """Add the routes of every format, then the shared ones (when any format serves)."""
+    """Add the routes of every format, then the shared ones (when any format serves),
+    and the management API's body cap."""
+    _cap_management_bodies(app, body_limit(gateway, None), float(gateway.settings.body_timeout))
     for fmt in gateway.formats.values():
         for route in fmt.routes():
             _add(app, gateway, route, fmt)
@@ -74,6 +96,8 @@ def model_list_format(gateway: Gateway, inbound: InboundRequest) -> InboundForma
 
 
 def _http_view(gateway: Gateway, route: Route, fmt: InboundFormat | None, driver: EndpointDriver) -> View:
+    read_body = functools.partial(read_capped, body_limit(gateway, route))
+
     async def view(**params: str) -> Response:
         # werkzeug's Headers has a Mapping's lookups without being a Mapping; the hot path
         # takes no cast() call for it
@@ -87,15 +111,56 @@ def _http_view(gateway: Gateway, route: Route, fmt: InboundFormat | None, driver
     return view
 
 
-async def read_body() -> bytes:
-    """The current request's whole body (Quart enforces ``MAX_CONTENT_LENGTH``)."""
+def too_large(limit: int) -> GatewayError:
+    return GatewayError(413, f"request body too large: the limit for this endpoint is {limit} bytes",
+                        type="invalid_request_error", code="request_too_large")
+
+
+async def read_capped(limit: int) -> bytes:
+    """The current request's whole body, at most ``limit`` bytes: a declared
+    Content-Length over it is refused before a byte is read, a chunked body as soon as
+    it passes it (Quart's app-wide ``MAX_CONTENT_LENGTH`` stays the outer bound)."""
+    length = request.content_length
+    if length is not None and length > limit:
+        raise too_large(limit)
     try:
-        # not request.get_data(): on 3.11 its wait_for costs a task per request
-        body: bytes = await request.body  # Quart types the awaited body as Any
-        return body
+        if length is not None:
+            # the server ends the body at Content-Length, so it cannot outgrow the check above;
+            # not request.get_data(): on 3.11 its wait_for costs a task per request
+            body: bytes = await request.body  # Quart types the awaited body as Any
+            return body
+        received = bytearray()
+        async for chunk in request.body:
+            received += chunk
+            if len(received) > limit:
+                raise too_large(limit)
+        return bytes(received)
     except RequestEntityTooLarge:
-        raise GatewayError(413, "request body too large", type="invalid_request_error",
-                           code="request_too_large") from None
+        raise too_large(limit) from None
+
+
+def _cap_management_bodies(app: Quart, limit: int, timeout: float) -> None:
+    """``/api/…`` bodies: refused over ``limit`` in the management envelope before a
+    view reads them (the views read with ``request.get_data()``)."""
+
+    @app.before_request
+    async def _management_body_cap() -> Response | None:
+        path = request.path
+        if not (path == "/api" or path.startswith("/api/")):
+            return None
+        length = request.content_length
+        if length is not None and length <= limit:
+            return None
+        try:
+            async with asyncio.timeout(timeout):
+                body = await read_capped(limit)
+        except GatewayError as err:
+            return fail(err.message, status=err.status)
+        except TimeoutError:
+            return fail("timed out reading the request body", status=408)
+        # a chunked body was read here to be capped: hand it back for the view's get_data()
+        request.body.set_result(body)
+        return None
 
 
 async def _no_body() -> bytes:

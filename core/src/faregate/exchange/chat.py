@@ -4,6 +4,7 @@ passed through when client and channel speak the same format, converted otherwis
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from faregate import jsonutil
@@ -88,6 +89,11 @@ class ChatDriver:
     async def handle(self, ex: Exchange) -> Outcome:
         await ex.authenticate()
         raw, body = await ex.read_json()
-        ex.begin(ex.format.summarize(body, ex.request), body, raw)
+        if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
+            # estimating a big prompt takes a while: not on the event loop
+            summary = await asyncio.to_thread(ex.format.summarize, body, ex.request)
+        else:
+            summary = ex.format.summarize(body, ex.request)
+        ex.begin(summary, body, raw)
         await ex.admit()
         return await ex.relay(CHAT)

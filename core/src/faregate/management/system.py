@@ -13,7 +13,7 @@ from faregate import __version__
 from faregate.db import models as m
 from faregate.management.common import fail, gateway, get_bool, get_str, guarded, json_body, ok, require, require_body
 from faregate.principals import Principal
-from faregate.security.passwords import hash_password
+from faregate.security.passwords import hash_password_async
 from faregate.state.option_specs import OptionError
 
 blueprint = Blueprint("system", __name__)
@@ -60,7 +60,7 @@ async def post_setup() -> Response:
         return fail("the two passwords differ")
     modes = {key: get_bool(body, key) for key in ("SelfUseModeEnabled", "DemoSiteEnabled")}
     # before the transaction: hashing is slow (check_password let only a str through)
-    password_hash = hash_password(cast(str, password))
+    password_hash = await hash_password_async(cast(str, password))
     now = int(time.time())
     try:
         async with in_transaction() as conn:
