@@ -28,7 +28,7 @@ def install(app: Quart) -> None:
 
     @app.errorhandler(413)
     async def _too_large(_: Exception) -> Response:
-        _, path = _current()
+        path = _current()[1]
         if _is_management(path):
             return _answer(path, 413, "request body too large")
         return json_error(413, "request body too large", "invalid_request_error", "request_too_large")

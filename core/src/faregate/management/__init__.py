@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def register_management(app: Quart, gateway: Gateway) -> None:
-    from faregate.management import channels, system, tokens, users
+    from faregate.management import channels, logs, system, tokens, users
 
-    for module in (system, users, channels, tokens):
+    for module in (system, users, channels, tokens, logs):
         app.register_blueprint(module.blueprint)

@@ -1,0 +1,220 @@
+"""Logs (new-api's ``/api/log``): all (admin) and self (user) with filters, stats, history
+deletion, and the calling key's own logs and usage (``/api/log/token``,
+``/api/usage/token``, authenticated by the API key itself, read-only)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, cast
+
+from quart import Blueprint, Response, request
+from tortoise.functions import Count, Sum
+from tortoise.queryset import QuerySet
+
+from faregate import jsonutil
+from faregate.db import models as m
+from faregate.management.common import BadInput, fail, gateway, guarded, ok, page_data, paging, require
+from faregate.principals import Principal, bearer_token
+from faregate.state.snapshot import TokenEntry
+
+blueprint = Blueprint("logs", __name__)
+
+#: rows deleted per statement: keeps each lock short on a busy table
+DELETE_BATCH = 1000
+#: the most rows ``/api/log/token`` returns (new-api: the newest 100)
+TOKEN_LOG_LIMIT = 100
+TEXT_FILTERS = {"username": 64, "token_name": 64, "model_name": 255, "group": 64, "request_id": 64}
+INT32_MAX = 2**31 - 1
+TIME_MAX = 2**62
+
+
+def _int_arg(name: str, lo: int, hi: int) -> int | None:
+    text = request.args.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise BadInput(f"{name} must be an integer", status=400) from None
+    if not lo <= value <= hi:
+        raise BadInput(f"{name} must be from {lo} to {hi}", status=400)
+    return value
+
+
+def filtered(query: QuerySet[m.Log], *, admin: bool) -> QuerySet[m.Log]:
+    """new-api's log filters; users cannot filter by username or channel (they see only
+    their own rows, and channels are the operator's business)."""
+    kind = _int_arg("type", 0, 6)
+    if kind:  # 0: every type
+        query = query.filter(type=kind)
+    start = _int_arg("start_timestamp", 0, TIME_MAX)
+    if start:
+        query = query.filter(created_at__gte=start)
+    end = _int_arg("end_timestamp", 0, TIME_MAX)
+    if end:
+        query = query.filter(created_at__lte=end)
+    for name, max_len in TEXT_FILTERS.items():
+        if name == "username" and not admin:
+            continue
+        value = request.args.get(name, "")
+        if len(value) > max_len or "\x00" in value:
+            raise BadInput(f"{name} must be at most {max_len} characters", status=400)
+        if value:
+            query = query.filter(**{name: value})
+    if admin:
+        channel = _int_arg("channel", 0, INT32_MAX)
+        if channel:
+            query = query.filter(channel_id=channel)
+    return query
+
+
+def log_view(row: m.Log, *, admin: bool) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "id": row.id, "user_id": row.user_id, "created_at": row.created_at, "type": row.type,
+        "content": row.content, "username": row.username, "token_name": row.token_name,
+        "model_name": row.model_name, "quota": row.quota, "prompt_tokens": row.prompt_tokens,
+        "completion_tokens": row.completion_tokens, "use_time": row.use_time, "is_stream": row.is_stream,
+        "token_id": row.token_id, "group": row.group, "ip": row.ip, "request_id": row.request_id or "",
+        "other": row.other,
+    }
+    if admin:
+        channel = gateway().snapshot.channels.get(row.channel_id)
+        view["channel"] = row.channel_id
+        view["channel_name"] = channel.name if channel else ""
+    else:  # which channels served a user's requests is the operator's business (as new-api)
+        view["other"] = _without_admin_info(row.other)
+    return view
+
+
+def _without_admin_info(other: str) -> str:
+    if "admin_info" not in other:
+        return other
+    try:
+        details = jsonutil.loads(other)
+    except jsonutil.JSONDecodeError:
+        return ""
+    if isinstance(details, dict):
+        details.pop("admin_info", None)
+        return jsonutil.dumps_str(details)
+    return other
+
+
+async def _page(query: QuerySet[m.Log], *, admin: bool) -> Response:
+    page, size = paging()
+    total = await query.count()
+    rows = await query.order_by("-id").offset((page - 1) * size).limit(size)
+    return ok(page_data([log_view(r, admin=admin) for r in rows], total, page, size))
+
+
+async def _stat(query: QuerySet[m.Log]) -> Response:
+    """``{quota, rpm, tpm}``: quota spent over the filtered range; requests and tokens in
+    the last 60 seconds (new-api's figures)."""
+    consume = query.filter(type=m.LOG_CONSUME)
+    total = await consume.annotate(q=Sum("quota")).values("q")
+    recent = consume.filter(created_at__gte=int(time.time()) - 60)
+    figures = await recent.annotate(n=Count("id"), p=Sum("prompt_tokens"), c=Sum("completion_tokens")).values(
+        "n", "p", "c")
+    last = figures[0] if figures else {}
+    return ok({"quota": int((total[0]["q"] if total else 0) or 0), "rpm": int(last.get("n") or 0),
+               "tpm": int(last.get("p") or 0) + int(last.get("c") or 0)})
+
+
+@blueprint.get("/api/log/")
+@require(m.ROLE_ADMIN)
+async def all_logs(me: Principal) -> Response:
+    return await _page(filtered(m.Log.all(), admin=True), admin=True)
+
+
+@blueprint.get("/api/log/self")
+@require(m.ROLE_USER)
+async def self_logs(me: Principal) -> Response:
+    return await _page(filtered(m.Log.filter(user_id=me.user.id), admin=False), admin=False)
+
+
+@blueprint.get("/api/log/stat")
+@require(m.ROLE_ADMIN)
+async def stat(me: Principal) -> Response:
+    return await _stat(filtered(m.Log.all(), admin=True))
+
+
+@blueprint.get("/api/log/self/stat")
+@require(m.ROLE_USER)
+async def self_stat(me: Principal) -> Response:
+    return await _stat(filtered(m.Log.filter(user_id=me.user.id), admin=False))
+
+
+@blueprint.delete("/api/log/")
+@require(m.ROLE_ADMIN)
+async def delete_history(me: Principal) -> Response:
+    """``?target_timestamp=``: every row older than it, in short batches; the count."""
+    target = _int_arg("target_timestamp", 1, TIME_MAX)
+    if target is None:
+        return fail("target timestamp is required", status=400)
+    deleted = 0
+    while True:
+        ids = await m.Log.filter(created_at__lt=target).limit(DELETE_BATCH).values_list("id", flat=True)
+        if not ids:
+            break
+        deleted += await m.Log.filter(id__in=list(ids)).delete()
+    return ok(deleted)
+
+
+@blueprint.get("/api/log/search")
+@blueprint.get("/api/log/self/search")
+async def deprecated_search() -> Response:
+    return fail("this endpoint is deprecated: use /api/log/ or /api/log/self with filters")
+
+
+# ---- read-only, by API key ----------------------------------------------------------------
+TokenView = Callable[[TokenEntry], Awaitable[Response]]
+
+
+def by_api_key(view: TokenView) -> Callable[[], Awaitable[Response]]:
+    """new-api's read-only token auth: the key itself (``Authorization: Bearer sk-…``)
+    identifies whose data is read; a disabled, expired or used-up key may still read."""
+
+    async def wrapper() -> Response:
+        gw = gateway()
+        await gw.feed.catch_up()
+        key = bearer_token(cast("Mapping[str, str]", request.headers)) or ""
+        key = key.removeprefix("sk-").partition("-")[0]
+        token = gw.services.token_for_key(key) if key else None
+        if token is None:
+            return fail("invalid API key", status=401)
+        user = gw.snapshot.users.get(token.user_id)
+        if user is None or user.status != m.USER_ENABLED:
+            return fail("the user is disabled", status=403)
+        return await view(token)
+
+    wrapper.__name__ = view.__name__
+    return guarded(wrapper)
+
+
+async def _token_logs(token: TokenEntry) -> Response:
+    rows = await m.Log.filter(token_id=token.id, user_id=token.user_id).order_by("-id").limit(TOKEN_LOG_LIMIT)
+    return ok([log_view(r, admin=False) for r in rows])
+
+
+async def _token_usage(token: TokenEntry) -> Response:
+    """The key's grant and use, in new-api's ``{code, message, data}`` shape."""
+    row = await m.Token.get_or_none(id=token.id)
+    if row is None:
+        return fail("invalid API key", status=401)
+    data = {
+        "object": "token_usage", "name": row.name, "total_granted": row.remain_quota + row.used_quota,
+        "total_used": row.used_quota, "total_available": row.remain_quota, "unlimited_quota": row.unlimited_quota,
+        "model_limits": _limits(row.model_limits) if row.model_limits_enabled else {},
+        "model_limits_enabled": row.model_limits_enabled, "expires_at": max(0, row.expired_time),
+    }
+    return Response(jsonutil.dumps({"code": True, "message": "ok", "data": data}),
+                    content_type="application/json")
+
+
+def _limits(text: str | None) -> dict[str, bool]:
+    return {name.strip(): True for name in (text or "").split(",") if name.strip()}
+
+
+blueprint.add_url_rule("/api/log/token", "token_logs", by_api_key(_token_logs), methods=["GET"])
+blueprint.add_url_rule("/api/usage/token", "token_usage", by_api_key(_token_usage), methods=["GET"])
+blueprint.add_url_rule("/api/usage/token/", "token_usage_slash", by_api_key(_token_usage), methods=["GET"])

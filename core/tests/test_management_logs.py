@@ -1,0 +1,88 @@
+"""Logs in new-api's shape: all / self with filters, stats, history deletion, and the
+calling key's own logs and usage (issue 10, logs)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import openai
+
+from faregate.db import models as m
+from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayServer
+from faregate_adapter_openai.testing import FakeOpenAI
+
+MSGS: Any = [{"role": "user", "content": "hello logs"}]
+
+
+async def _traffic(gateway: GatewayServer, admin: AdminClient, fake: FakeOpenAI, n: int = 3) -> str:
+    await admin.add_channel(base_url=fake.base_url, models="gpt-4o,gpt-4o-mini", name="main")
+    key = await admin.add_token(name="alpha")
+    client = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
+    for i in range(n):
+        await client.chat.completions.create(model="gpt-4o" if i else "gpt-4o-mini", messages=MSGS)
+    await client.close()
+    await gateway.gateway.ledger.flush()
+    return key
+
+
+async def test_all_logs_filter_and_page(gateway: GatewayServer, admin: AdminClient, fake_openai: FakeOpenAI) -> None:
+    await _traffic(gateway, admin, fake_openai)
+    data = await admin.ok("GET", "/api/log/", params={"p": 1, "page_size": 2})
+    assert (data["total"], len(data["items"]), data["page_size"]) == (3, 2, 2)
+    row = data["items"][0]
+    assert row["channel_name"] == "main" and row["type"] == m.LOG_CONSUME and row["token_name"] == "alpha"
+    assert "admin_info" in row["other"]
+    only = await admin.ok("GET", "/api/log/", params={"model_name": "gpt-4o-mini", "type": m.LOG_CONSUME})
+    assert only["total"] == 1 and only["items"][0]["model_name"] == "gpt-4o-mini"
+    future = await admin.ok("GET", "/api/log/", params={"start_timestamp": int(time.time()) + 3600})
+    assert future["total"] == 0
+    by_id = await admin.ok("GET", "/api/log/", params={"request_id": row["request_id"]})
+    assert [r["id"] for r in by_id["items"]] == [row["id"]]
+    bad = await admin.call("GET", "/api/log/", params={"type": "x"})
+    assert bad["success"] is False and "type" in bad["message"]
+
+
+async def test_stats(gateway: GatewayServer, admin: AdminClient, fake_openai: FakeOpenAI) -> None:
+    await _traffic(gateway, admin, fake_openai)
+    rows = await m.Log.filter(type=m.LOG_CONSUME)
+    figures = await admin.ok("GET", "/api/log/stat")
+    assert figures["quota"] == sum(r.quota for r in rows) > 0
+    assert figures["rpm"] == 3 and figures["tpm"] == sum(r.prompt_tokens + r.completion_tokens for r in rows)
+    assert (await admin.ok("GET", "/api/log/self/stat"))["quota"] == figures["quota"]
+
+
+async def test_self_logs_are_only_mine_and_hide_channels(gateway: GatewayServer, admin: AdminClient,
+                                                         fake_openai: FakeOpenAI) -> None:
+    await _traffic(gateway, admin, fake_openai, n=1)
+    await admin.ok("POST", "/api/user/", json={"username": "carol", "password": ROOT_PASSWORD})
+    carol = AdminClient(gateway.base_url)
+    carol.user_id = (await carol.ok("POST", "/api/user/login",
+                                    json={"username": "carol", "password": ROOT_PASSWORD}))["id"]
+    assert (await carol.ok("GET", "/api/log/self"))["total"] == 0
+    assert (await carol.call("GET", "/api/log/"))["success"] is False  # admins only
+    mine = (await admin.ok("GET", "/api/log/self"))["items"][0]
+    assert "channel" not in mine and "channel_name" not in mine and "admin_info" not in mine["other"]
+    await carol.close()
+
+
+async def test_delete_history(gateway: GatewayServer, admin: AdminClient, fake_openai: FakeOpenAI) -> None:
+    await _traffic(gateway, admin, fake_openai)
+    await m.Log.filter(model_name="gpt-4o-mini").update(created_at=1000)
+    assert (await admin.call("DELETE", "/api/log/"))["success"] is False
+    assert await admin.ok("DELETE", "/api/log/", params={"target_timestamp": 2000}) == 1
+    assert await m.Log.all().count() == 2
+
+
+async def test_the_key_reads_its_own_logs_and_usage(gateway: GatewayServer, admin: AdminClient,
+                                                    fake_openai: FakeOpenAI) -> None:
+    key = await _traffic(gateway, admin, fake_openai, n=2)
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        logs = (await http.get("/api/log/token", headers={"Authorization": f"Bearer {key}"})).json()
+        assert logs["success"] and len(logs["data"]) == 2 and "admin_info" not in logs["data"][0]["other"]
+        usage = (await http.get("/api/usage/token", headers={"Authorization": f"Bearer {key}"})).json()
+        assert usage["code"] is True and usage["data"]["object"] == "token_usage"
+        assert usage["data"]["name"] == "alpha" and usage["data"]["total_used"] >= 0
+        refused = await http.get("/api/log/token", headers={"Authorization": "Bearer sk-not-a-key"})
+        assert refused.status_code == 401 and refused.json()["success"] is False
