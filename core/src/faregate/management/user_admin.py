@@ -1,0 +1,176 @@
+"""Admin operations on users (new-api's ``/api/user`` admin routes): search, update,
+manage (disable / enable / delete / promote / demote with new-api's role rules) and
+delete. A quota change is applied as a difference, so quota that workers hold in leases
+is neither lost nor counted twice."""
+
+from __future__ import annotations
+
+import time
+
+from quart import Blueprint, Response, request
+from tortoise.expressions import F, Q
+from tortoise.transactions import in_transaction
+
+from faregate.db import models as m
+from faregate.management.common import (
+    BadInput,
+    fail,
+    gateway,
+    get_int,
+    get_str,
+    ok,
+    page_data,
+    paging,
+    parse_id,
+    require,
+    require_body,
+)
+from faregate.management.system import USERNAME_MAX, check_password
+from faregate.management.users import DISPLAY_NAME_MAX, user_view
+from faregate.principals import Principal
+from faregate.security.passwords import hash_password_async
+
+blueprint = Blueprint("user_admin", __name__)
+
+KEYWORD_MAX = 64
+ACTIONS = ("disable", "enable", "delete", "promote", "demote")
+QUOTA_MAX = 2**53
+
+
+def may_manage(me: Principal, target: m.User) -> bool:
+    """new-api: only a higher role manages a user; root manages everyone but itself is safe."""
+    return me.user.role > target.role or me.user.role == m.ROLE_ROOT
+
+
+@blueprint.get("/api/user/search")
+@require(m.ROLE_ADMIN)
+async def search_users(me: Principal) -> Response:
+    """``?keyword=`` (contains, on username, display name or email; or an exact id) and
+    ``?group=``."""
+    page, size = paging()
+    keyword = request.args.get("keyword", "").strip()
+    group = request.args.get("group", "").strip()
+    if len(keyword) > KEYWORD_MAX or len(group) > 64 or "\x00" in keyword + group:
+        return fail(f"keyword and group must be at most {KEYWORD_MAX} characters", status=400)
+    query = m.User.all()
+    if keyword:
+        # tortoise escapes LIKE's wildcards in icontains: "%" and "_" match themselves
+        match = Q(username__icontains=keyword) | Q(display_name__icontains=keyword) | Q(email__icontains=keyword)
+        if keyword.isdigit() and len(keyword) < 10:
+            match |= Q(id=int(keyword))
+        query = query.filter(match)
+    if group:
+        query = query.filter(group=group)
+    total = await query.count()
+    rows = await query.order_by("-id").offset((page - 1) * size).limit(size)
+    return ok(page_data([user_view(r) for r in rows], total, page, size))
+
+
+@blueprint.put("/api/user/")
+@require(m.ROLE_ADMIN)
+async def update_user(me: Principal) -> Response:
+    """Partial update of ``{id, username, display_name, password, group, quota, email,
+    remark}``; roles change only through ``/api/user/manage``."""
+    body = await require_body()
+    row = await m.User.get_or_none(id=parse_id(body.get("id"), text=False))
+    if row is None:
+        return fail("user not found")
+    if row.id != me.user.id and not may_manage(me, row):
+        return fail("permission denied: you cannot change a user of the same or a higher role")
+    fields: dict[str, object] = {}
+    for name, max_len in (("username", USERNAME_MAX), ("display_name", DISPLAY_NAME_MAX), ("group", 64),
+                          ("email", 128), ("remark", 255)):
+        value = get_str(body, name, max_len=max_len, strip=name != "remark")
+        if value is not None and (value or name in ("email", "remark")):
+            fields[name] = value
+    if "group" in fields and fields["group"] not in gateway().snapshot.options.group_ratio:
+        raise BadInput(f"group {fields['group']} has no GroupRatio entry", status=400)
+    password = body.get("password")
+    if password not in (None, ""):
+        error = check_password(password)
+        if error:
+            return fail(error, status=400)
+        fields["password_hash"] = await hash_password_async(str(password))
+    quota = get_int(body, "quota", lo=-QUOTA_MAX, hi=QUOTA_MAX)
+    gw = gateway()
+    async with in_transaction() as conn:
+        if fields:
+            if "username" in fields and await m.User.filter(username=fields["username"]).exclude(id=row.id).exists():
+                return fail("the username is already taken")
+            await m.User.filter(id=row.id).using_db(conn).update(**fields)
+        if quota is not None:
+            # the quota the admin sees includes what workers hold: apply the difference
+            shown = row.quota + await gw.ledger.held_for("user", row.id)
+            if quota != shown:
+                await m.User.filter(id=row.id).using_db(conn).update(quota=F("quota") + (quota - shown))
+                await m.Log.create(user_id=row.id, username=row.username, type=m.LOG_MANAGE,
+                                   created_at=int(time.time()), using_db=conn,
+                                   content=f"admin {me.user.username} changed the quota from {shown} to {quota}")
+    await gw.feed.publish("user", row.id)
+    fresh = await m.User.get(id=row.id)
+    return ok(user_view(fresh, quota_held=await gw.ledger.held_for("user", row.id)))
+
+
+@blueprint.post("/api/user/manage")
+@require(m.ROLE_ADMIN)
+async def manage_user(me: Principal) -> Response:
+    """``{id, action}``: new-api's rules (root is never disabled, deleted or demoted; only
+    root promotes, and only to admin). Returns ``{role, status}``."""
+    body = await require_body()
+    action = body.get("action")
+    if action not in ACTIONS:
+        return fail(f"action must be one of {', '.join(ACTIONS)}", status=400)
+    row = await m.User.get_or_none(id=parse_id(body.get("id"), text=False))
+    if row is None:
+        return fail("user not found")
+    if not may_manage(me, row) or row.id == me.user.id:
+        return fail("permission denied: you cannot manage a user of the same or a higher role")
+    if row.role == m.ROLE_ROOT and action in ("disable", "delete", "demote"):
+        return fail("the root user cannot be disabled, deleted or demoted")
+    gw = gateway()
+    if action == "delete":
+        await _delete(row)
+        return ok({"role": row.role, "status": row.status})
+    changes: dict[str, int] = {}
+    if action == "disable":
+        changes["status"] = m.USER_DISABLED
+    elif action == "enable":
+        changes["status"] = m.USER_ENABLED
+    elif action == "promote":
+        if me.user.role != m.ROLE_ROOT:
+            return fail("only the root user may promote")
+        if row.role >= m.ROLE_ADMIN:
+            return fail("the user is already an administrator")
+        changes["role"] = m.ROLE_ADMIN
+    else:
+        if row.role < m.ROLE_ADMIN:
+            return fail("the user is already a common user")
+        changes["role"] = m.ROLE_USER
+    await m.User.filter(id=row.id).update(**changes)
+    await gw.feed.publish("user", row.id)
+    fresh = await m.User.get(id=row.id)
+    return ok({"role": fresh.role, "status": fresh.status})
+
+
+async def _delete(row: m.User) -> None:
+    """The user and their API keys (their logs stay: they are the operator's records)."""
+    async with in_transaction() as conn:
+        token_ids = [t.id for t in await m.Token.filter(user_id=row.id).using_db(conn).only("id")]
+        await m.Token.filter(user_id=row.id).using_db(conn).delete()
+        await m.User.filter(id=row.id).using_db(conn).delete()
+    gw = gateway()
+    for token_id in token_ids:
+        await gw.feed.publish("token", token_id)
+    await gw.feed.publish("user", row.id)
+
+
+@blueprint.delete("/api/user/<user_id>")
+@require(m.ROLE_ADMIN)
+async def delete_user(user_id: str, me: Principal) -> Response:
+    row = await m.User.get_or_none(id=parse_id(user_id))
+    if row is None:
+        return fail("user not found")
+    if row.id == me.user.id or not may_manage(me, row) or row.role == m.ROLE_ROOT:
+        return fail("permission denied: you cannot delete this user")
+    await _delete(row)
+    return ok()

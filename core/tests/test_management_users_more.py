@@ -1,0 +1,99 @@
+"""Users beyond create/list (issue 10, users): search, update (quota as a difference),
+manage with new-api's role rules, delete; self groups, models, profile, password,
+deletion, invitation code."""
+
+from __future__ import annotations
+
+import httpx
+
+from faregate.db import models as m
+from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayServer
+from faregate_adapter_openai.testing import FakeOpenAI
+
+
+async def _login(server: GatewayServer, username: str, password: str = ROOT_PASSWORD) -> AdminClient:
+    client = AdminClient(server.base_url)
+    client.user_id = (await client.ok("POST", "/api/user/login",
+                                      json={"username": username, "password": password}))["id"]
+    return client
+
+
+async def _user(server: GatewayServer, admin: AdminClient, username: str, role: int = m.ROLE_USER) -> int:
+    data = await admin.ok("POST", "/api/user/", json={"username": username, "password": ROOT_PASSWORD,
+                                                      "role": role})
+    return int(data["id"])
+
+
+async def test_search_escapes_wildcards(gateway: GatewayServer, admin: AdminClient) -> None:
+    await _user(gateway, admin, "dave_1")
+    await _user(gateway, admin, "daveX1")
+    found = await admin.ok("GET", "/api/user/search", params={"keyword": "dave_"})
+    assert [u["username"] for u in found["items"]] == ["dave_1"]
+    assert (await admin.ok("GET", "/api/user/search", params={"keyword": "%"}))["total"] == 0
+    too_long = await admin.call("GET", "/api/user/search", params={"keyword": "x" * 65})
+    assert too_long["success"] is False
+
+
+async def test_update_applies_quota_as_a_difference_and_logs_it(gateway: GatewayServer, admin: AdminClient) -> None:
+    uid = await _user(gateway, admin, "erin")
+    data = await admin.ok("PUT", "/api/user/", json={"id": uid, "quota": 12345, "display_name": "Erin"})
+    assert (data["quota"], data["display_name"]) == (12345, "Erin")
+    rows = await m.Log.filter(type=m.LOG_MANAGE, user_id=uid)
+    assert len(rows) == 1 and "12345" in rows[0].content
+    assert (await admin.call("PUT", "/api/user/", json={"id": uid, "quota": 2**60}))["success"] is False
+
+
+async def test_manage_follows_new_apis_role_rules(gateway: GatewayServer, admin: AdminClient) -> None:
+    uid = await _user(gateway, admin, "frank")
+    assert await admin.ok("POST", "/api/user/manage", json={"id": uid, "action": "promote"}) == {
+        "role": m.ROLE_ADMIN, "status": m.USER_ENABLED}
+    frank = await _login(gateway, "frank")
+    root_id = admin.user_id
+    refused = await frank.call("POST", "/api/user/manage", json={"id": root_id, "action": "disable"})
+    assert refused["success"] is False
+    other = await _user(gateway, admin, "gina")
+    assert (await frank.call("POST", "/api/user/manage", json={"id": other, "action": "promote"}))["success"] is False
+    assert (await frank.ok("POST", "/api/user/manage", json={"id": other, "action": "disable"}))["status"] == \
+        m.USER_DISABLED
+    assert (await admin.call("POST", "/api/user/manage", json={"id": root_id, "action": "demote"}))["success"] is False
+    assert (await admin.ok("POST", "/api/user/manage", json={"id": uid, "action": "demote"}))["role"] == m.ROLE_USER
+    await frank.close()
+
+
+async def test_delete_user_removes_their_keys(gateway: GatewayServer, admin: AdminClient,
+                                              fake_openai: FakeOpenAI) -> None:
+    await admin.add_channel(base_url=fake_openai.base_url, models="gpt-4o")
+    uid = await _user(gateway, admin, "hank")
+    hank = await _login(gateway, "hank")
+    created = await hank.ok("POST", "/api/token/", json={"name": "h", "remain_quota": 1000, "expired_time": -1})
+    key = "sk-" + (await hank.ok("POST", f"/api/token/{created['id']}/key"))["key"]
+    await admin.ok("DELETE", f"/api/user/{uid}")
+    assert not await m.User.filter(id=uid).exists() and not await m.Token.filter(user_id=uid).exists()
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        resp = await http.post("/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                               json={"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}]})
+    assert resp.status_code == 401
+    await hank.close()
+
+
+async def test_self_groups_models_profile_and_deletion(gateway: GatewayServer, admin: AdminClient,
+                                                       fake_openai: FakeOpenAI) -> None:
+    await admin.add_channel(base_url=fake_openai.base_url, models="gpt-4o,gpt-4o-mini")
+    await admin.add_channel(base_url=fake_openai.base_url, models="secret-model", group="svip")
+    await _user(gateway, admin, "ivy")
+    ivy = await _login(gateway, "ivy")
+    groups = await ivy.ok("GET", "/api/user/self/groups")
+    assert "default" in groups and "svip" not in groups and groups["default"]["ratio"] == 1
+    assert await ivy.ok("GET", "/api/user/models") == ["gpt-4o", "gpt-4o-mini"]
+    code = await ivy.ok("GET", "/api/user/aff")
+    assert len(code) == 4 and await ivy.ok("GET", "/api/user/aff") == code
+    wrong = await ivy.call("PUT", "/api/user/self", json={"password": "another-pw-123", "original_password": "x"})
+    assert wrong["success"] is False
+    await ivy.ok("PUT", "/api/user/self", json={"password": "another-pw-123", "original_password": ROOT_PASSWORD,
+                                                "display_name": "Ivy"})
+    await ivy.close()
+    ivy = await _login(gateway, "ivy", "another-pw-123")
+    await ivy.ok("DELETE", "/api/user/self")
+    assert not await m.User.filter(username="ivy").exists()
+    assert (await admin.call("DELETE", "/api/user/self"))["success"] is False  # root stays
+    await ivy.close()
