@@ -112,6 +112,27 @@ class Ability(Model):
         unique_together = (("group", "model", "channel_id"),)
 
 
+REDEMPTION_ENABLED, REDEMPTION_DISABLED, REDEMPTION_USED = 1, 2, 3
+
+
+class Redemption(Model):
+    """A redemption code (new-api's): ``quota`` credited once to whoever redeems ``key``."""
+
+    id = fields.IntField(primary_key=True)
+    user_id = fields.IntField(default=0)  # the admin who made it
+    key = fields.CharField(max_length=32, unique=True)
+    status = fields.IntField(default=REDEMPTION_ENABLED, db_index=True)
+    name = fields.CharField(max_length=64, default="")
+    quota = fields.BigIntField(default=0)
+    created_time = fields.BigIntField(default=0)
+    redeemed_time = fields.BigIntField(default=0)
+    used_user_id = fields.IntField(default=0)
+    expired_time = fields.BigIntField(default=0)  # 0: never
+
+    class Meta:
+        table = "redemptions"
+
+
 class Option(Model):
     key = fields.CharField(max_length=128, primary_key=True)
     value = fields.TextField(default="")

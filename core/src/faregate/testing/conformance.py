@@ -116,6 +116,8 @@ def _sample_rows() -> dict[type[Model], tuple[dict[str, Any], dict[str, Any]]]:
         m.Worker: ({"id": "w1", "heartbeat": now}, {"heartbeat": now + 5}),
         m.ChangeEvent: ({"kind": "user", "ref_id": 7, "created_at": now}, {"ref_id": 8}),
         m.Setup: ({"version": "0.1.0", "initialized_at": now}, {"version": "0.2.0"}),
+        m.Redemption: ({"user_id": 1, "key": "f" * 32, "name": "promo", "quota": 2**40, "created_time": now},
+                       {"status": m.REDEMPTION_USED, "used_user_id": 2, "redeemed_time": now, "expired_time": 2**40}),
     }
 
 
