@@ -13,8 +13,18 @@ if TYPE_CHECKING:
 
 
 def register_management(app: Quart, gateway: Gateway) -> None:
-    from faregate.management import channels, logs, redemptions, system, tokens, user_admin, user_self, users
+    from faregate.management import (
+        channel_bulk,
+        channels,
+        logs,
+        redemptions,
+        system,
+        tokens,
+        user_admin,
+        user_self,
+        users,
+    )
 
     # the users' fixed paths (/api/user/self, /search) before the blueprint with /api/user/<id>
-    for module in (system, user_self, user_admin, users, channels, tokens, logs, redemptions):
+    for module in (system, user_self, user_admin, users, channel_bulk, channels, tokens, logs, redemptions):
         app.register_blueprint(module.blueprint)

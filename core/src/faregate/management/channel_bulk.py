@@ -1,0 +1,201 @@
+"""Channel operations on many at once (new-api's admin routes): search, enabled models,
+delete disabled, batch delete, batch tag, tag enable / disable / models, copy, and
+rebuilding the routing index (``fix``). Every change is published to the other workers."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from quart import Blueprint, Response, request
+from tortoise.expressions import Q
+from tortoise.transactions import in_transaction
+
+from faregate.db import models as m
+from faregate.management.channels import GROUP_NAME_MAX, MODEL_NAME_MAX, channel_view, rebuild_abilities
+from faregate.management.common import (
+    BadInput,
+    fail,
+    gateway,
+    get_str,
+    ok,
+    page_data,
+    paging,
+    parse_id,
+    require,
+    require_body,
+)
+from faregate.principals import Principal
+from faregate.state.snapshot import split_list
+
+blueprint = Blueprint("channel_bulk", __name__)
+
+MAX_IDS = 1000
+KEYWORD_MAX = 128
+TAG_MAX = 128
+
+
+def _ids(body: dict[str, Any]) -> list[int]:
+    ids = body.get("ids")
+    if not isinstance(ids, list) or not ids or len(ids) > MAX_IDS:
+        raise _bad(f"ids must be a list of 1 to {MAX_IDS} channel ids")
+    return [parse_id(i, text=False) for i in ids]
+
+
+def _bad(message: str) -> Exception:
+    return BadInput(message, status=400)
+
+
+async def _publish(ids: list[int]) -> None:
+    gw = gateway()
+    for channel_id in ids:
+        await gw.feed.publish("channel", channel_id)
+
+
+async def _delete(ids: list[int]) -> int:
+    async with in_transaction() as conn:
+        deleted = await m.Channel.filter(id__in=ids).using_db(conn).delete()
+        await m.Ability.filter(channel_id__in=ids).using_db(conn).delete()
+    await _publish(ids)
+    return int(deleted)
+
+
+@blueprint.get("/api/channel/search")
+@require(m.ROLE_ADMIN)
+async def search_channels(me: Principal) -> Response:
+    """``?keyword`` (name or base URL contains it, or an exact id), ``group``, ``model``."""
+    page, size = paging()
+    keyword = request.args.get("keyword", "").strip()
+    group = request.args.get("group", "").strip()
+    model = request.args.get("model", "").strip()
+    if len(keyword) > KEYWORD_MAX or len(group) > GROUP_NAME_MAX or len(model) > MODEL_NAME_MAX \
+            or "\x00" in keyword + group + model:
+        return fail("search terms too long", status=400)
+    query = m.Channel.all()
+    if keyword:
+        match = Q(name__icontains=keyword) | Q(base_url__icontains=keyword) | Q(tag__icontains=keyword)
+        if keyword.isdigit() and len(keyword) < 10:
+            match |= Q(id=int(keyword))
+        query = query.filter(match)
+    if group or model:  # the routing index knows which channel serves what, exactly
+        abilities = m.Ability.all()
+        if group:
+            abilities = abilities.filter(group=group)
+        if model:
+            abilities = abilities.filter(model=model)
+        ids = {a.channel_id for a in await abilities.only("channel_id")}
+        query = query.filter(id__in=list(ids))
+    total = await query.count()
+    rows = await query.order_by("-priority", "-id").offset((page - 1) * size).limit(size)
+    return ok(page_data([channel_view(r) for r in rows], total, page, size))
+
+
+@blueprint.get("/api/channel/models_enabled")
+@require(m.ROLE_ADMIN)
+async def enabled_models(me: Principal) -> Response:
+    return ok(sorted({a.model for a in await m.Ability.filter(enabled=True).only("model")}))
+
+
+@blueprint.delete("/api/channel/disabled")
+@require(m.ROLE_ADMIN)
+async def delete_disabled(me: Principal) -> Response:
+    ids = [c.id for c in await m.Channel.exclude(status=m.CHANNEL_ENABLED).only("id")]
+    return ok(await _delete(ids) if ids else 0)
+
+
+@blueprint.post("/api/channel/batch")
+@require(m.ROLE_ADMIN)
+async def batch_delete(me: Principal) -> Response:
+    return ok(await _delete(_ids(await require_body())))
+
+
+@blueprint.post("/api/channel/batch/tag")
+@require(m.ROLE_ADMIN)
+async def batch_tag(me: Principal) -> Response:
+    body = await require_body()
+    ids = _ids(body)
+    tag = get_str(body, "tag", max_len=TAG_MAX, strip=True)
+    async with in_transaction() as conn:
+        changed = await m.Channel.filter(id__in=ids).using_db(conn).update(tag=tag or None)
+        await m.Ability.filter(channel_id__in=ids).using_db(conn).update(tag=tag or None)
+    await _publish(ids)
+    return ok(changed)
+
+
+async def _tag_status(status: int) -> Response:
+    body = await require_body()
+    tag = get_str(body, "tag", max_len=TAG_MAX, strip=True)
+    if not tag:
+        return fail("tag is required", status=400)
+    ids = [c.id for c in await m.Channel.filter(tag=tag).only("id")]
+    async with in_transaction() as conn:
+        await m.Channel.filter(id__in=ids).using_db(conn).update(status=status)
+        await m.Ability.filter(channel_id__in=ids).using_db(conn).update(enabled=status == m.CHANNEL_ENABLED)
+    await _publish(ids)
+    return ok(len(ids))
+
+
+@blueprint.post("/api/channel/tag/disabled")
+@require(m.ROLE_ADMIN)
+async def tag_disable(me: Principal) -> Response:
+    return await _tag_status(m.CHANNEL_MANUALLY_DISABLED)
+
+
+@blueprint.post("/api/channel/tag/enabled")
+@require(m.ROLE_ADMIN)
+async def tag_enable(me: Principal) -> Response:
+    return await _tag_status(m.CHANNEL_ENABLED)
+
+
+@blueprint.get("/api/channel/tag/models")
+@require(m.ROLE_ADMIN)
+async def tag_models(me: Principal) -> Response:
+    """The models of the tag's channels (new-api: those of the channel listing the most)."""
+    tag = request.args.get("tag", "").strip()
+    if not tag or len(tag) > TAG_MAX:
+        return fail("tag is required", status=400)
+    lists: list[list[str]] = [split_list(c.models) for c in await m.Channel.filter(tag=tag).only("id", "models")]
+    longest = max(lists, key=lambda models: len(models), default=[])
+    return ok(",".join(longest))
+
+
+@blueprint.post("/api/channel/copy/<channel_id>")
+@require(m.ROLE_ADMIN)
+async def copy_channel(channel_id: str, me: Principal) -> Response:
+    """``?suffix=`` (default ``_copy``) ``&reset_balance=`` (default true): a new channel
+    with the same settings and key."""
+    row = await m.Channel.get_or_none(id=parse_id(channel_id))
+    if row is None:
+        return fail("channel not found")
+    suffix = request.args.get("suffix", "_copy")[:32]
+    reset = request.args.get("reset_balance", "true").lower() != "false"
+    fields = {f: getattr(row, f) for f in row._meta.db_fields if f not in ("id", "key_enc")}
+    fields["name"] = (row.name + suffix)[:128]
+    fields["created_time"] = int(time.time())
+    if reset:
+        fields.update(balance=0, used_quota=0, balance_updated_time=0)
+    gw = gateway()
+    async with in_transaction() as conn:
+        copy = await m.Channel.create(**fields, using_db=conn)
+        # the key is encrypted bound to its channel id: re-encrypt for the copy
+        copy.key_enc = gw.box.encrypt(gw.box.decrypt(row.key_enc, f"channel:{row.id}"), f"channel:{copy.id}")
+        await copy.save(using_db=conn, update_fields=["key_enc"])
+        await rebuild_abilities(copy, conn)
+    await _publish([copy.id])
+    return ok({"id": copy.id})
+
+
+@blueprint.post("/api/channel/fix")
+@require(m.ROLE_ADMIN)
+async def fix_abilities(me: Principal) -> Response:
+    """Rebuild the routing index from the channels; ``{success, fails}`` counts."""
+    done = fails = 0
+    for row in await m.Channel.all():
+        try:
+            async with in_transaction() as conn:
+                await rebuild_abilities(row, conn)
+            done += 1
+        except Exception:  # noqa: BLE001 - one bad channel must not stop the others
+            fails += 1
+    await _publish([c.id for c in await m.Channel.all().only("id")])
+    return ok({"success": done, "fails": fails})
