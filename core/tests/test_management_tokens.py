@@ -183,3 +183,21 @@ async def test_token_status_reaches_relay(fake_openai, gateway: GatewayServer, a
     with pytest.raises(openai.AuthenticationError):
         await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
     await client.close()
+
+
+async def test_batch_delete_and_reveal_touch_only_own_keys(gateway, admin):
+    from faregate.testing.harness import ROOT_PASSWORD, AdminClient
+
+    mine = [(await admin.ok("POST", "/api/token/", json={"name": f"k{i}", "expired_time": -1}))["id"]
+            for i in range(3)]
+    await admin.ok("POST", "/api/user/", json={"username": "mallory", "password": ROOT_PASSWORD})
+    mallory = AdminClient(gateway.base_url)
+    mallory.user_id = (await mallory.ok("POST", "/api/user/login",
+                                        json={"username": "mallory", "password": ROOT_PASSWORD}))["id"]
+    assert (await mallory.ok("POST", "/api/token/batch/keys", json={"ids": mine}))["keys"] == {}
+    assert await mallory.ok("POST", "/api/token/batch", json={"ids": mine}) == 0
+    keys = (await admin.ok("POST", "/api/token/batch/keys", json={"ids": mine[:2]}))["keys"]
+    assert set(keys) == {str(i) for i in mine[:2]} and all(len(k) == 48 for k in keys.values())
+    assert await admin.ok("POST", "/api/token/batch", json={"ids": mine[:2]}) == 2
+    assert (await admin.call("POST", "/api/token/batch", json={"ids": list(range(1, 102))}))["success"] is False
+    await mallory.close()

@@ -231,3 +231,37 @@ async def reveal_key(token_id: str, me: Principal) -> Response:
     response = ok({"key": key})
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+MAX_BATCH = 100
+
+
+def _own_ids(body: dict[str, Any]) -> list[int]:
+    ids = body.get("ids")
+    if not isinstance(ids, list) or not ids or len(ids) > MAX_BATCH:
+        raise BadInput(f"ids must be a list of 1 to {MAX_BATCH} key ids", status=400)
+    return [parse_id(i, text=False) for i in ids]
+
+
+@blueprint.post("/api/token/batch")
+@require(m.ROLE_USER)
+async def batch_delete(me: Principal) -> Response:
+    """``{ids}``: the caller's keys among them are deleted; the count."""
+    ids = _own_ids(await require_body())
+    owned = [t.id for t in await m.Token.filter(id__in=ids, user_id=me.user.id).only("id")]
+    deleted = await m.Token.filter(id__in=owned).delete() if owned else 0
+    for token_id in owned:
+        await gateway().feed.publish("token", token_id)
+    return ok(deleted)
+
+
+@blueprint.post("/api/token/batch/keys")
+@require(m.ROLE_USER)
+async def batch_reveal(me: Principal) -> Response:
+    """``{ids}`` (at most 100) → ``{keys: {id: key}}`` for the caller's own keys only."""
+    ids = _own_ids(await require_body())
+    box = gateway().box
+    rows = await m.Token.filter(id__in=ids, user_id=me.user.id)
+    response = ok({"keys": {str(r.id): box.decrypt(r.key_enc, f"token:{r.id}") for r in rows}})
+    response.headers["Cache-Control"] = "no-store"
+    return response
