@@ -152,12 +152,12 @@ def test_openai_conversation_to_anthropic():
     assert out["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
 
 
-def test_reasoning_effort_turns_thinking_on_with_room():
-    body = {"model": "m", "max_tokens": 1000, "reasoning_effort": "medium", "temperature": 0.2, "top_k": 3,
+def test_reasoning_effort_turns_thinking_on_inside_the_clients_bound():
+    body = {"model": "m", "max_tokens": 20000, "reasoning_effort": "medium", "temperature": 0.2, "top_k": 3,
             "messages": [{"role": "user", "content": "think"}]}
     out = anthropic_from_openai(body)
     assert out["thinking"] == {"type": "enabled", "budget_tokens": 8192}
-    assert out["max_tokens"] == 1000 + 8192
+    assert out["max_tokens"] == 20000  # the client's bound includes the reasoning
     assert "temperature" not in out and "top_k" not in out
     # and back: the budget maps onto the same effort in the OpenAI adapter
     assert oai_requests.render_request(requests.parse_request(out), "m")["reasoning_effort"] == "medium"
@@ -233,7 +233,10 @@ def test_usage_cache_tokens_are_part_of_canonical_input():
                           reasoning_tokens=30)
     assert responses.render_usage(usage) == {"input_tokens": 100, "cache_read_input_tokens": 1000,
                                              "cache_creation_input_tokens": 50, "output_tokens": 70,
-                                             "output_tokens_details": {"thinking_tokens": 30}}
+                                             "output_tokens_details": {"thinking_tokens": 30},
+                                             "cache_creation": {"ephemeral_5m_input_tokens": 50,
+                                                                "ephemeral_1h_input_tokens": 0},
+                                             "server_tool_use": None, "service_tier": None, "inference_geo": None}
     # OpenAI's cached prompt tokens come out as Anthropic cache reads
     openai_usage = oai_responses.parse_usage({"prompt_tokens": 500, "completion_tokens": 9,
                                               "prompt_tokens_details": {"cached_tokens": 400}})
@@ -243,8 +246,9 @@ def test_usage_cache_tokens_are_part_of_canonical_input():
 def test_response_with_thinking_and_tools_to_openai_and_back():
     body = {"id": "msg_9", "type": "message", "role": "assistant", "model": "claude",
             "content": [{"type": "thinking", "thinking": "plan", "signature": "sig"},
-                        {"type": "text", "text": "calling"},
-                        {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": 1}}],
+                        {"type": "text", "text": "calling", "citations": None},
+                        {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": 1},
+                         "caller": {"type": "direct"}}],
             "stop_reason": "tool_use", "stop_sequence": None,
             "usage": {"input_tokens": 3, "output_tokens": 4}}
     resp = responses.parse_response(body)
@@ -263,8 +267,9 @@ def test_openai_response_to_anthropic_has_signature_field():
         stop_reason="tool_calls", usage=Usage(input_tokens=5, output_tokens=2))
     out = responses.render_response(resp, "gpt")
     assert out["content"] == [{"type": "thinking", "thinking": "r", "signature": ""},
-                              {"type": "text", "text": "t"},
-                              {"type": "tool_use", "id": "call_1", "name": "f", "input": {}}]
+                              {"type": "text", "text": "t", "citations": None},
+                              {"type": "tool_use", "id": "call_1", "name": "f", "input": {},
+                               "caller": {"type": "direct"}}]
     assert out["id"] == "msg_chatcmpl-1" and out["stop_reason"] == "tool_use"
 
 

@@ -133,7 +133,7 @@ async def test_messages_client_on_openai_channel(fake_openai, gateway, admin):
     assert reply.model == GPT and reply.usage.input_tokens > 0
     sent = fake_openai.requests[-1]["json"]
     assert sent["messages"][0] == {"role": "system", "content": "sys"}
-    assert sent["max_tokens"] == 100 and sent["reasoning_effort"] == "low"
+    assert sent["max_completion_tokens"] == 100 and "max_tokens" not in sent and sent["reasoning_effort"] == "low"
 
     messages = [{"role": "user", "content": "call tool please"}]
     async with client.messages.stream(model=GPT, max_tokens=100, tools=[WEATHER_TOOL], messages=messages) as s:

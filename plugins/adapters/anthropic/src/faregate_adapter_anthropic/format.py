@@ -3,6 +3,7 @@ Code) speak, including ``POST /v1/messages/count_tokens``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +30,9 @@ from faregate_adapter_anthropic import errors, requests, responses, streams
 FORMAT_NAME = "anthropic.messages"
 # headers that mark a request as Anthropic's; ``vendor-version`` is the neutral alias
 VERSION_HEADERS = ("anthropic-version", "vendor-version")
+# GET /v1/models paging (Anthropic's Models API: limit 1..1000, default 20)
+MODELS_DEFAULT_LIMIT = 20
+MODELS_MAX_LIMIT = 1000
 
 
 def _content_tokens(content: Any) -> int:
@@ -140,11 +144,51 @@ class AnthropicMessagesFormat(InboundFormat):
         return any(request.headers.get(name) for name in VERSION_HEADERS)
 
     def render_model_list(self, models: list[ModelInfo], request: InboundRequest) -> dict[str, Any]:
-        data = [self.render_model(m) for m in models]
+        """One page of Anthropic's cursor paging (``limit``, ``after_id``, ``before_id``)."""
+        page, has_more = page_models(models, request.query)
+        data = [self.render_model(m) for m in page]
         return {"data": data, "first_id": data[0]["id"] if data else None,
-                "last_id": data[-1]["id"] if data else None, "has_more": False}
+                "last_id": data[-1]["id"] if data else None, "has_more": has_more}
 
     def render_model(self, model: ModelInfo) -> dict[str, Any]:
-        # ``lifecycle`` is required by recent SDKs' strict validation
+        # the token limits and capabilities of a model behind the gateway are not known
+        # (its channel may be any vendor): null, as the spec allows. ``lifecycle`` is
+        # required by recent SDKs' strict validation.
         return {"type": "model", "id": model.id, "display_name": model.id, "created_at": rfc3339(model.created),
-                "lifecycle": "active"}
+                "max_input_tokens": None, "max_tokens": None, "capabilities": None, "lifecycle": "active"}
+
+
+def _limit(query: Mapping[str, str]) -> int:
+    raw = query.get("limit")
+    if raw is None or raw == "":
+        return MODELS_DEFAULT_LIMIT
+    try:
+        limit = int(raw)
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= MODELS_MAX_LIMIT:
+        raise bad_request(f"limit: Input should be an integer from 1 to {MODELS_MAX_LIMIT}", param="limit")
+    return limit
+
+
+def page_models(models: list[ModelInfo], query: Mapping[str, str]) -> tuple[list[ModelInfo], bool]:
+    """``(page, has_more)``: ``after_id`` pages forward from a model, ``before_id``
+    backward (the ``limit`` models just before it), neither the first page. A cursor
+    naming no listed model (the list changed) gives an empty last page."""
+    limit = _limit(query)
+    after, before = query.get("after_id"), query.get("before_id")
+    if after and before:
+        raise bad_request("after_id and before_id cannot both be set", param="before_id")
+    ids = [m.id for m in models]
+    if before:
+        if before not in ids:
+            return [], False
+        end = ids.index(before)
+        start = max(0, end - limit)
+        return models[start:end], start > 0
+    start = 0
+    if after:
+        if after not in ids:
+            return [], False
+        start = ids.index(after) + 1
+    return models[start:start + limit], start + limit < len(models)

@@ -15,7 +15,6 @@ from faregate.api import (
     ImagePart,
     JSONDecodeError,
     Message,
-    Reasoning,
     ReasoningPart,
     TextPart,
     Tool,
@@ -26,14 +25,11 @@ from faregate.api import (
     json_dumps_str,
     json_loads,
 )
+from faregate_adapter_anthropic import thinking
 
 log = logging.getLogger("faregate.adapter.anthropic")
 
 DEFAULT_MAX_TOKENS = 4096
-MIN_THINKING_BUDGET = 1024  # Anthropic rejects smaller budgets
-# reasoning_effort → thinking budget; chosen so the OpenAI adapter's budget → effort
-# mapping (<4096 low, <16384 medium, else high) gives the same effort back
-EFFORT_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768}
 
 _TOOL_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -168,8 +164,9 @@ def parse_request(body: dict[str, Any]) -> ChatRequest:
         if kind not in (None, "custom") or "input_schema" not in tool:
             raise bad_request(f"tools[{i}]: server tool {kind!r} is not supported on this channel",
                               param=f"tools[{i}]")
+        strict = tool.get("strict")
         tools.append(Tool(name=tool["name"], description=tool.get("description"),
-                          parameters=tool.get("input_schema")))
+                          parameters=tool.get("input_schema"), strict=strict if isinstance(strict, bool) else None))
     tool_choice = None
     choice = body.get("tool_choice")
     if isinstance(choice, dict):
@@ -180,17 +177,6 @@ def parse_request(body: dict[str, Any]) -> ChatRequest:
         tool_choice = ToolChoice(mode=mode, name=choice.get("name") if mode == "tool" else None)  # type: ignore[arg-type]
         if "disable_parallel_tool_use" in choice:
             tool_choice.parallel = not choice["disable_parallel_tool_use"]
-    reasoning = None
-    thinking = body.get("thinking")
-    if isinstance(thinking, dict):
-        kind = thinking.get("type")
-        if kind == "enabled":
-            budget = thinking.get("budget_tokens")
-            reasoning = Reasoning(budget_tokens=budget if isinstance(budget, int) else None)
-        elif kind == "disabled":
-            reasoning = Reasoning(enabled=False)
-        elif kind == "adaptive":
-            reasoning = Reasoning()
     stops = body.get("stop_sequences")
     metadata = body.get("metadata")
     user = metadata.get("user_id") if isinstance(metadata, dict) else None
@@ -207,7 +193,8 @@ def parse_request(body: dict[str, Any]) -> ChatRequest:
         stop=[s for s in stops if isinstance(s, str)] if isinstance(stops, list) else [],
         tools=tools,
         tool_choice=tool_choice,
-        reasoning=reasoning,
+        reasoning=thinking.parse_reasoning(body),
+        response_format=thinking.parse_response_format(body),
         user=user if isinstance(user, str) else None,
         include_usage=True,
     )
@@ -286,12 +273,6 @@ def _render_tool_result(part: ToolResultPart) -> dict[str, Any]:
     return block
 
 
-def effort_budget(reasoning: Reasoning) -> int:
-    if reasoning.budget_tokens is not None:
-        return max(MIN_THINKING_BUDGET, reasoning.budget_tokens)
-    return EFFORT_BUDGET.get(reasoning.effort or "medium", EFFORT_BUDGET["medium"])
-
-
 def render_request(req: ChatRequest, model: str, default_max_tokens: int = DEFAULT_MAX_TOKENS) -> dict[str, Any]:
     """The canonical request as a Messages body. Canonical ``extra`` (another vendor's
     leftovers) is not sent: Anthropic rejects unknown fields."""
@@ -317,6 +298,12 @@ def render_request(req: ChatRequest, model: str, default_max_tokens: int = DEFAU
         else:
             results = [_render_tool_result(p) for p in msg.content if isinstance(p, ToolResultPart)]
             append("user", results + _render_visible([p for p in msg.content if isinstance(p, TextPart | ImagePart)]))
+    if not messages:
+        # only system/developer turns: Anthropic answers 400 to "messages": [], so the
+        # client hears it in its own format before anything goes upstream
+        raise bad_request("messages: at least one user or assistant message is required "
+                          "(system and developer messages alone cannot be sent to this channel)",
+                          param="messages")
     out: dict[str, Any] = {"model": model, "max_tokens": req.max_tokens or default_max_tokens,
                            "messages": messages}
     if system:
@@ -335,14 +322,7 @@ def render_request(req: ChatRequest, model: str, default_max_tokens: int = DEFAU
     if req.user:
         out["metadata"] = {"user_id": req.user}
     if req.tools:
-        tools = []
-        for t in req.tools:
-            tool: dict[str, Any] = {"name": t.name}
-            if t.description is not None:
-                tool["description"] = t.description
-            tool["input_schema"] = t.parameters or {"type": "object", "properties": {}}
-            tools.append(tool)
-        out["tools"] = tools
+        out["tools"] = [_render_tool(i, t) for i, t in enumerate(req.tools)]
         tc = req.tool_choice
         if tc is not None:
             choice: dict[str, Any] = {"type": {"auto": "auto", "required": "any", "tool": "tool",
@@ -352,11 +332,14 @@ def render_request(req: ChatRequest, model: str, default_max_tokens: int = DEFAU
             if tc.parallel is False and tc.mode != "none":
                 choice["disable_parallel_tool_use"] = True
             out["tool_choice"] = choice
-    if req.reasoning is not None and req.reasoning.enabled and _thinking_allowed(req, messages):
-        budget = effort_budget(req.reasoning)
-        if budget >= out["max_tokens"]:
-            # Anthropic needs budget < max_tokens; keep the answer's own room
-            out["max_tokens"] += budget
+    output_format = thinking.render_output_format(req)
+    if output_format is not None:
+        out["output_config"] = {"format": output_format}
+    budget: int | None = None
+    if req.reasoning is not None and thinking.wants_thinking(req.reasoning) and _thinking_allowed(req, messages):
+        budget, out["max_tokens"] = thinking.fit_budget(thinking.effort_budget(req.reasoning), out["max_tokens"],
+                                                        client_bound=req.max_tokens is not None)
+    if budget is not None:
         out["thinking"] = {"type": "enabled", "budget_tokens": budget}
         # sampling knobs Anthropic forbids with thinking
         out.pop("top_k", None)
@@ -367,6 +350,22 @@ def render_request(req: ChatRequest, model: str, default_max_tokens: int = DEFAU
     if req.stream:
         out["stream"] = True
     return out
+
+
+def _render_tool(i: int, t: Tool) -> dict[str, Any]:
+    tool: dict[str, Any] = {"name": t.name}
+    if t.description is not None:
+        tool["description"] = t.description
+    # Anthropic requires an object schema with ``type: object``; OpenAI lets it be left out
+    schema = dict(t.parameters) if t.parameters else {"properties": {}}
+    kind = schema.setdefault("type", "object")
+    if kind != "object":
+        raise bad_request(f"tools[{i}].function.parameters.type must be 'object' (got {kind!r})",
+                          param=f"tools[{i}].function.parameters")
+    tool["input_schema"] = schema
+    if t.strict is not None:
+        tool["strict"] = t.strict
+    return tool
 
 
 def _thinking_allowed(req: ChatRequest, messages: list[dict[str, Any]]) -> bool:

@@ -24,6 +24,9 @@ from faregate.api import (
 )
 from faregate_adapter_anthropic.requests import new_tool_id, tool_input
 
+#: a tool_use block's ``caller``: the model itself (not a server tool's code)
+DIRECT_CALLER = {"type": "direct"}
+
 STOP_FROM_ANTHROPIC: dict[str, StopReason] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -93,17 +96,29 @@ def parse_usage(u: Any) -> Usage | None:
     return tracker.usage()
 
 
-def render_usage(usage: Usage | None) -> dict[str, Any]:
-    if usage is None:
-        return {"input_tokens": 0, "output_tokens": 0}
-    out: dict[str, Any] = {
+def render_delta_usage(usage: Usage | None) -> dict[str, Any]:
+    """A stream's ``message_delta`` usage (``MessageDeltaUsage``): every field the spec
+    requires, nullable ones as null."""
+    usage = usage or Usage()
+    return {
         "input_tokens": max(0, usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens),
         "cache_creation_input_tokens": usage.cache_write_tokens,
         "cache_read_input_tokens": usage.cache_read_tokens,
         "output_tokens": usage.output_tokens,
+        "output_tokens_details": {"thinking_tokens": usage.reasoning_tokens} if usage.reasoning_tokens else None,
+        "server_tool_use": None,  # server tools are not converted
     }
-    if usage.reasoning_tokens:
-        out["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
+
+
+def render_usage(usage: Usage | None) -> dict[str, Any]:
+    """A message's ``usage`` (``Usage``), the same shape in a body and a stream's
+    message_start. The canonical usage does not split cache writes by lifetime: they
+    are reported as 5-minute writes (Anthropic's default TTL)."""
+    out = render_delta_usage(usage)
+    out["cache_creation"] = {"ephemeral_5m_input_tokens": out["cache_creation_input_tokens"],
+                             "ephemeral_1h_input_tokens": 0}
+    out["inference_geo"] = None
+    out["service_tier"] = None  # unknown: the upstream was another vendor
     return out
 
 
@@ -145,10 +160,10 @@ def render_response(resp: ChatResponse, model: str) -> dict[str, Any]:
             elif p.text or p.signature:
                 content.append({"type": "thinking", "thinking": p.text, "signature": p.signature or ""})
         elif isinstance(p, TextPart):
-            content.append({"type": "text", "text": p.text})
+            content.append({"type": "text", "text": p.text, "citations": None})
         elif isinstance(p, ToolCallPart):
             content.append({"type": "tool_use", "id": p.id or new_tool_id(), "name": p.name,
-                            "input": tool_input(p.arguments)})
+                            "input": tool_input(p.arguments), "caller": DIRECT_CALLER})
     return {
         "id": resp.id if resp.id.startswith("msg_") else f"msg_{resp.id}",
         "type": "message",
@@ -157,6 +172,8 @@ def render_response(resp: ChatResponse, model: str) -> dict[str, Any]:
         "content": content,
         "stop_reason": stop_to_anthropic(resp.stop_reason, resp.stop_sequence),
         "stop_sequence": resp.stop_sequence,
+        "stop_details": None,  # set only for Anthropic's own refusals, never converted
+        "container": None,  # code-execution containers are Anthropic's alone
         "usage": render_usage(resp.usage),
     }
 

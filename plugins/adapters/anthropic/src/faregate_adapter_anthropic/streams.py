@@ -26,7 +26,14 @@ from faregate.api import (
 )
 from faregate_adapter_anthropic import errors
 from faregate_adapter_anthropic.requests import new_tool_id
-from faregate_adapter_anthropic.responses import STOP_FROM_ANTHROPIC, UsageTracker, render_usage, stop_to_anthropic
+from faregate_adapter_anthropic.responses import (
+    DIRECT_CALLER,
+    STOP_FROM_ANTHROPIC,
+    UsageTracker,
+    render_delta_usage,
+    render_usage,
+    stop_to_anthropic,
+)
 
 log = logging.getLogger("faregate.adapter.anthropic")
 
@@ -135,7 +142,9 @@ class AnthropicStreamEncoder(StreamEncoder):
         self.started = True
         return sse("message_start", {"type": "message_start", "message": {
             "id": self.id, "type": "message", "role": "assistant", "model": self.model, "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}}})
+            "stop_reason": None, "stop_sequence": None, "stop_details": None, "container": None,
+            # the same usage fields as a non-stream body; the counts come in message_delta
+            "usage": render_usage(None)}})
 
     def _close(self) -> bytes:
         if self.open is None:
@@ -165,7 +174,7 @@ class AnthropicStreamEncoder(StreamEncoder):
         if isinstance(event, TextDelta):
             if not event.text:
                 return b""
-            out = self._block((event.index, "text"), {"type": "text", "text": ""})
+            out = self._block((event.index, "text"), {"type": "text", "text": "", "citations": None})
             return out + self._delta({"type": "text_delta", "text": event.text})
         if isinstance(event, ReasoningDelta):
             if event.redacted:  # a whole block in one event: opened with its data, closed by the next
@@ -189,7 +198,7 @@ class AnthropicStreamEncoder(StreamEncoder):
             out = b""
             if self.open != key:
                 out = self._block(key, {"type": "tool_use", "id": event.id or new_tool_id(),
-                                        "name": event.name or "", "input": {}})
+                                        "name": event.name or "", "input": {}, "caller": DIRECT_CALLER})
             if event.arguments:
                 out += self._delta({"type": "input_json_delta", "partial_json": event.arguments})
             return out
@@ -211,7 +220,8 @@ class AnthropicStreamEncoder(StreamEncoder):
         out += sse("message_delta", {"type": "message_delta",
                                      "delta": {"stop_reason": stop_to_anthropic(self.stop_reason,
                                                                                 self.stop_sequence),
-                                               "stop_sequence": self.stop_sequence},
-                                     "usage": render_usage(usage)})
+                                               "stop_sequence": self.stop_sequence,
+                                               "stop_details": None, "container": None},
+                                     "usage": render_delta_usage(usage)})
         return out + sse("message_stop", {"type": "message_stop"})
 

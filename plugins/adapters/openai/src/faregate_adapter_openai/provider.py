@@ -6,7 +6,7 @@ shows."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from faregate.api import (
     ChatRequest,
@@ -87,9 +87,12 @@ class OpenAICompatibleProvider(HttpJsonProvider):
     ``channel_types`` and ``default_base_url``."""
 
     native_format = FORMAT_NAME
+    #: the body field of the output bound in converted requests; OpenAI's current one,
+    #: a vendor that only knows the deprecated ``max_tokens`` overrides it
+    max_tokens_field: ClassVar[str] = "max_completion_tokens"
 
     def render_request(self, request: ChatRequest, target: UpstreamTarget) -> dict[str, Any]:
-        body = requests.render_request(request, target.model)
+        body = requests.render_request(request, target.model, self.max_tokens_field)
         if target.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

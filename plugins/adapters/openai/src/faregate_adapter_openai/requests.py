@@ -176,7 +176,8 @@ def parse_request(body: dict[str, Any]) -> ChatRequest:
         n=body.get("n"),
         tools=tools,
         tool_choice=tool_choice,
-        reasoning=Reasoning(effort=effort) if isinstance(effort, str) else None,
+        # "none" is OpenAI's "no reasoning": disabled, the level kept for a round trip
+        reasoning=Reasoning(enabled=effort != "none", effort=effort) if isinstance(effort, str) else None,
         response_format=body.get("response_format"),
         user=body.get("user"),
         include_usage=bool(isinstance(stream_options, dict) and stream_options.get("include_usage")),
@@ -200,8 +201,10 @@ def _render_parts(parts: Sequence[ContentPart]) -> str | list[dict[str, Any]]:
     return out
 
 
-def render_request(req: ChatRequest, model: str) -> dict[str, Any]:
-    """The canonical request as an OpenAI Chat Completions body."""
+def render_request(req: ChatRequest, model: str, max_tokens_field: str = "max_completion_tokens") -> dict[str, Any]:
+    """The canonical request as an OpenAI Chat Completions body. The output bound goes in
+    ``max_completion_tokens`` (``max_tokens`` is deprecated and refused by reasoning
+    models); a vendor that knows only ``max_tokens`` passes that name."""
     messages: list[dict[str, Any]] = []
     for msg in req.messages:
         if msg.role == "tool":
@@ -233,7 +236,7 @@ def render_request(req: ChatRequest, model: str) -> dict[str, Any]:
         if value is not None:
             out[name] = value
     if req.max_tokens is not None:
-        out["max_tokens"] = req.max_tokens
+        out[max_tokens_field] = req.max_tokens
     if req.stop:
         out["stop"] = req.stop
     if req.tools:
@@ -255,7 +258,9 @@ def render_request(req: ChatRequest, model: str) -> dict[str, Any]:
             out["tool_choice"] = tc.mode
         if tc.parallel is not None and req.tools:
             out["parallel_tool_calls"] = tc.parallel
-    if req.reasoning is not None and req.reasoning.enabled:
+    if req.reasoning is not None and not req.reasoning.enabled and req.reasoning.effort == "none":
+        out["reasoning_effort"] = "none"  # asked for explicitly: kept, it is OpenAI's own value
+    elif req.reasoning is not None and req.reasoning.enabled:
         effort = req.reasoning.effort
         if effort is None and req.reasoning.budget_tokens is not None:
             b = req.reasoning.budget_tokens

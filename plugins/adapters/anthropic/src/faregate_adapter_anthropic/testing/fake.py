@@ -9,6 +9,12 @@ Behaviour:
 
 * ``x-api-key`` must equal ``key`` (alias ``api_key``) when one is set (else 401
   ``authentication_error``); ``anthropic-version`` is required (else 400).
+* Every ``POST /v1/messages`` body is validated against Anthropic's published request
+  schema (``CreateMessageParams``, :mod:`.schema`; unknown fields are errors, as on the
+  live API): a violation is answered 400 ``invalid_request_error`` with the schema
+  error, and recorded in ``fake.violations`` so a test cannot pass unnoticed (the
+  ``fake_anthropic`` fixture asserts it empty at teardown). ``validate_requests=False``
+  turns this off.
 * The reply is ``REPLY_PREFIX`` + the last user text, cut at a stop sequence
   (``stop_sequence``) or at ``max_tokens`` (``max_tokens``).
 * With ``tools`` and a last user text containing "call tool" (or ``tool_choice`` any /
@@ -146,8 +152,12 @@ class FakeAnthropic(FakeServer):
     request_id_header = b"request-id"
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, api_key: str | None = None,
-                 key: str | None = None, models: Iterable[str] = ()) -> None:
+                 key: str | None = None, models: Iterable[str] = (), validate_requests: bool = True) -> None:
         super().__init__(host, port, key=key if key is not None else api_key)
+        self.validate_requests = validate_requests
+        #: every schema violation seen: ``{"path", "error", "json"}`` a request
+        self.violations: list[dict[str, Any]] = []
+        self._checked: set[int] = set()
         self.models = list(dict.fromkeys([*DEFAULT_MODELS, *models]))
         self.cache_read_tokens = 0
         self.cache_write_tokens = 0
@@ -166,9 +176,23 @@ class FakeAnthropic(FakeServer):
             return fault.body
         return error_body(fault.status, fault.message, getattr(fault, "error_type", None))
 
+    def check_request(self, request: Request) -> str | None:
+        """The schema error of a Messages request (None when valid or not checked),
+        recorded in :attr:`violations` once a request, even when a fault answers it."""
+        if not self.validate_requests or request.method != "POST" or request.path != "/v1/messages":
+            return None
+        from faregate_adapter_anthropic.testing.schema import request_errors  # needs faregate[testing]
+
+        error = request_errors(request.json)
+        if error is not None and request.number not in self._checked:
+            self.violations.append({"path": request.path, "error": error, "json": request.json})
+        self._checked.add(request.number)
+        return error
+
     async def answer_fault(self, request: Request, response: Response) -> bool:
         fault = response.fault
         assert fault is not None
+        self.check_request(request)
         if fault.kind == "overloaded" or (fault.kind == "stream_error" and not _wants_stream(request.json)):
             response.send(529, error_body(529))
             return True
@@ -186,10 +210,13 @@ class FakeAnthropic(FakeServer):
             return response.send(200, orjson.dumps({"data": data, "first_id": self.models[0],
                                                     "last_id": self.models[-1], "has_more": False}))
         if request.method == "POST" and request.path == "/v1/messages":
-            try:
+            violation = self.check_request(request)
+            try:  # the fake's own messages for the mistakes it names, then the schema's
                 message = self._answer(request.json)
             except _BadInput as exc:
                 return response.send(400, error_body(400, str(exc)))
+            if violation is not None:
+                return response.send(400, error_body(400, violation))
             if _wants_stream(request.json):
                 events = self._events(message, response.fault)
                 fault = response.fault
@@ -240,7 +267,7 @@ class FakeAnthropic(FakeServer):
         stop_sequence = None
         if tool is not None:
             content.append({"type": "tool_use", "id": f"toolu_{self.id_prefix}{next(self._ids):012d}", "name": tool,
-                            "input": TOOL_INPUT})
+                            "input": TOOL_INPUT, "caller": {"type": "direct"}})
             output_tokens = _tokens(tool + orjson.dumps(TOOL_INPUT).decode())
             stop_reason = "tool_use"
         else:
@@ -255,16 +282,18 @@ class FakeAnthropic(FakeServer):
             if _tokens(text) > room:
                 text = text[:max(1, room) * 4]
                 stop_reason = "max_tokens"
-            content.append({"type": "text", "text": text})
+            content.append({"type": "text", "text": text, "citations": None})
             output_tokens = _tokens(text)
-        usage: dict[str, Any] = {"input_tokens": prompt_tokens, "cache_creation_input_tokens": self.cache_write_tokens,
-                                 "cache_read_input_tokens": self.cache_read_tokens,
-                                 "output_tokens": output_tokens + thinking_tokens}
-        if thinking_tokens:
-            usage["output_tokens_details"] = {"thinking_tokens": thinking_tokens}
+        usage: dict[str, Any] = {
+            "input_tokens": prompt_tokens, "cache_creation_input_tokens": self.cache_write_tokens,
+            "cache_read_input_tokens": self.cache_read_tokens,
+            "cache_creation": {"ephemeral_5m_input_tokens": self.cache_write_tokens, "ephemeral_1h_input_tokens": 0},
+            "output_tokens": output_tokens + thinking_tokens,
+            "output_tokens_details": {"thinking_tokens": thinking_tokens} if thinking_tokens else None,
+            "server_tool_use": None, "service_tier": "standard", "inference_geo": None}
         return {"id": f"msg_{self.id_prefix}{next(self._ids):012d}", "type": "message", "role": "assistant",
                 "model": model, "content": content, "stop_reason": stop_reason, "stop_sequence": stop_sequence,
-                "usage": usage}
+                "stop_details": None, "container": None, "usage": usage}
 
     @staticmethod
     def _check_messages(messages: list[Any], thinking_on: bool) -> None:
@@ -324,7 +353,9 @@ class FakeAnthropic(FakeServer):
         """The SSE events of ``message``; with a ``stream_error`` fault, the first
         ``after_events`` of them and an ``error`` event."""
         usage = message["usage"]
-        start_usage = {**{k: v for k, v in usage.items() if k != "output_tokens_details"}, "output_tokens": 1}
+        start_usage = {**usage, "output_tokens": 1, "output_tokens_details": None}
+        delta_usage = {k: usage[k] for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                                             "output_tokens", "output_tokens_details", "server_tool_use")}
         events = [_sse("message_start", {"type": "message_start", "message": {
             **message, "content": [], "stop_reason": None, "stop_sequence": None, "usage": start_usage}}),
             _sse("ping", {"type": "ping"})]
@@ -343,15 +374,17 @@ class FakeAnthropic(FakeServer):
                           for p in ["", *_split(orjson.dumps(block["input"]).decode())]]
             else:
                 events.append(_sse("content_block_start", {"type": "content_block_start", "index": index,
-                                                           "content_block": {"type": "text", "text": ""}}))
+                                                           "content_block": {"type": "text", "text": "",
+                                                                             "citations": None}}))
                 deltas = [{"type": "text_delta", "text": p} for p in _split(block["text"])]
             events += [_sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
                        for d in deltas]
             events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
         events.append(_sse("message_delta", {"type": "message_delta",
                                              "delta": {"stop_reason": message["stop_reason"],
-                                                       "stop_sequence": message["stop_sequence"]},
-                                             "usage": usage}))
+                                                       "stop_sequence": message["stop_sequence"],
+                                                       "stop_details": None, "container": None},
+                                             "usage": delta_usage}))
         events.append(_sse("message_stop", {"type": "message_stop"}))
         if fault is None or fault.kind != "stream_error":
             return events

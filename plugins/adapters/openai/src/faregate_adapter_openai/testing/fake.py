@@ -21,7 +21,8 @@ __all__ = ["FakeOpenAI", "main"]
 
 
 async def _serve(args: argparse.Namespace) -> None:
-    fake = FakeOpenAI(args.host, args.port, api_key=args.api_key, latency=args.latency, models=args.model)
+    fake = FakeOpenAI(args.host, args.port, api_key=args.api_key, latency=args.latency, models=args.model,
+                     validate_requests=False)
     await fake.start()
     print(f"listening on {fake.base_url}", flush=True)
     stop = asyncio.Event()

