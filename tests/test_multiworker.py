@@ -138,7 +138,7 @@ async def test_changes_reach_every_worker_at_once(fake_openai: Any, process: Gat
         await admin.ok("PUT", "/api/token/?status_only=true", json={"id": token_id, "status": 1})
         await admin.ok("DELETE", f"/api/channel/{channel_id}")
         results = await burst.fire(key)
-        assert statuses(results) == [503] * BURST
+        assert statuses(results) == [404] * BURST
         assert all("model_not_found" in r.response.text for r in results)
         logs = process.logs()
         assert "Running on" in logs and UPSTREAM_KEY not in logs and key[3:] not in logs

@@ -18,6 +18,7 @@ def register_management(app: Quart, gateway: Gateway) -> None:
         channels,
         logs,
         redemptions,
+        site,
         system,
         tokens,
         user_admin,
@@ -26,5 +27,5 @@ def register_management(app: Quart, gateway: Gateway) -> None:
     )
 
     # the users' fixed paths (/api/user/self, /search) before the blueprint with /api/user/<id>
-    for module in (system, user_self, user_admin, users, channel_bulk, channels, tokens, logs, redemptions):
+    for module in (system, site, user_self, user_admin, users, channel_bulk, channels, tokens, logs, redemptions):
         app.register_blueprint(module.blueprint)

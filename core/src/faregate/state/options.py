@@ -105,6 +105,10 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("HomePageContent", "", "Home page (Markdown or a URL).", specs.text(65_536)),
     OptionSpec("Footer", "", "Page footer (HTML).", specs.text(65_536)),
     OptionSpec("Logo", "", "Logo URL.", specs.text(2048)),
+    OptionSpec("UserAgreement", "", "User agreement (Markdown or a URL).", specs.text(262_144)),
+    OptionSpec("PrivacyPolicy", "", "Privacy policy (Markdown or a URL).", specs.text(262_144)),
+    OptionSpec("ExposeRatioEnabled", "false", "Publish the price ratios at /api/ratio_config (for ratio sync).",
+               specs.boolean),
     OptionSpec("ServerAddress", "", "The gateway's public address.", specs.text(2048)),
 )
 
