@@ -201,6 +201,17 @@ def guarded(view: View) -> View:
     return wrapper
 
 
+#: the attribute on a management view saying who may call it: a role number, "public"
+#: or "api_key" (tests/security/test_access_matrix.py fails on a route without one)
+ACCESS = "faregate_access"
+
+
+def public(view: View) -> View:
+    """Declare a route open to anyone (setup, login, the site's pages)."""
+    setattr(view, ACCESS, "public")
+    return view
+
+
 def require(role: int) -> Callable[[View], View]:
     """Access level: ROLE_USER, ROLE_ADMIN or ROLE_ROOT. The principal is passed as
     the ``me`` keyword."""
@@ -216,6 +227,8 @@ def require(role: int) -> Callable[[View], View]:
                 return fail("permission denied: insufficient role")
             return await view(*args, me=principal, **kwargs)
 
-        return guarded(wrapper)
+        guarded_view = guarded(wrapper)
+        setattr(guarded_view, ACCESS, role)
+        return guarded_view
 
     return decorator

@@ -14,7 +14,7 @@ from tortoise.queryset import QuerySet
 
 from faregate import jsonutil
 from faregate.db import models as m
-from faregate.management.common import BadInput, fail, gateway, guarded, ok, page_data, paging, require
+from faregate.management.common import ACCESS, BadInput, fail, gateway, guarded, ok, page_data, paging, public, require
 from faregate.principals import Principal, bearer_token
 from faregate.state.snapshot import TokenEntry
 
@@ -162,6 +162,7 @@ async def delete_history(me: Principal) -> Response:
 
 @blueprint.get("/api/log/search")
 @blueprint.get("/api/log/self/search")
+@public
 async def deprecated_search() -> Response:
     return fail("this endpoint is deprecated: use /api/log/ or /api/log/self with filters")
 
@@ -188,7 +189,9 @@ def by_api_key(view: TokenView) -> Callable[[], Awaitable[Response]]:
         return await view(token)
 
     wrapper.__name__ = view.__name__
-    return guarded(wrapper)
+    checked = guarded(wrapper)
+    setattr(checked, ACCESS, "api_key")
+    return checked
 
 
 async def _token_logs(token: TokenEntry) -> Response:

@@ -12,7 +12,7 @@ from tortoise import connections
 
 from faregate import jsonutil
 from faregate.db import models as m
-from faregate.management.common import fail, gateway, ok, require
+from faregate.management.common import fail, gateway, ok, public, require
 
 blueprint = Blueprint("site", __name__)
 
@@ -25,7 +25,7 @@ def _page_view(option: str) -> Any:
         return ok(gateway().snapshot.options.value(option))
 
     view.__name__ = f"page_{option}"
-    return view
+    return public(view)
 
 
 for _path, _option in _PAGES.items():
@@ -33,6 +33,7 @@ for _path, _option in _PAGES.items():
 
 
 @blueprint.get("/api/pricing")
+@public
 async def pricing() -> Response:
     """Every model a channel serves in the caller's usable groups (a visitor: the default
     user's), with the prices that apply: new-api's ``{data, group_ratio, usable_group}``."""
@@ -59,6 +60,7 @@ async def pricing() -> Response:
 
 
 @blueprint.get("/api/ratio_config")
+@public
 async def ratio_config() -> Response:
     options = gateway().snapshot.options
     if not options.value("ExposeRatioEnabled"):

@@ -11,7 +11,18 @@ from tortoise.transactions import in_transaction
 
 from faregate import __version__
 from faregate.db import models as m
-from faregate.management.common import fail, gateway, get_bool, get_str, guarded, json_body, ok, require, require_body
+from faregate.management.common import (
+    fail,
+    gateway,
+    get_bool,
+    get_str,
+    guarded,
+    json_body,
+    ok,
+    public,
+    require,
+    require_body,
+)
 from faregate.principals import Principal
 from faregate.security.passwords import hash_password_async
 from faregate.state.option_specs import OptionError
@@ -22,6 +33,7 @@ ROOT_INITIAL_QUOTA = 100_000_000  # new-api gives a fresh root $200
 
 
 @blueprint.get("/api/setup")
+@public
 async def get_setup() -> Response:
     gw = gateway()
     return ok({
@@ -43,6 +55,7 @@ def check_password(password: Any) -> str | None:
 
 
 @blueprint.post("/api/setup")
+@public
 @guarded
 async def post_setup() -> Response:
     """Create the root user once. There is no default password: the caller sets it."""
@@ -81,6 +94,7 @@ async def post_setup() -> Response:
 
 
 @blueprint.get("/api/status")
+@public
 async def status() -> Response:
     gw = gateway()
     options = gw.snapshot.options

@@ -22,6 +22,7 @@ from faregate.management.common import (
     page_data,
     paging,
     parse_id,
+    public,
     require,
     require_body,
 )
@@ -68,6 +69,7 @@ async def _close_throttle() -> None:
 
 
 @blueprint.post("/api/user/login")
+@public
 @guarded
 async def login() -> Response:
     body = await require_body()
@@ -101,6 +103,7 @@ async def login() -> Response:
 
 
 @blueprint.get("/api/user/logout")
+@public
 async def logout() -> Response:
     session.clear()
     return ok()
