@@ -86,3 +86,52 @@ async def test_the_key_reads_its_own_logs_and_usage(gateway: GatewayServer, admi
         assert usage["data"]["name"] == "alpha" and usage["data"]["total_used"] >= 0
         refused = await http.get("/api/log/token", headers={"Authorization": "Bearer sk-not-a-key"})
         assert refused.status_code == 401 and refused.json()["success"] is False
+
+
+async def test_export_streams_csv_and_jsonl(gateway: GatewayServer, admin: AdminClient,
+                                            fake_openai: FakeOpenAI) -> None:
+    import csv
+    import io
+    import json
+
+    from faregate.management import logs as logs_module
+
+    await _traffic(gateway, admin, fake_openai, n=3)
+    await m.Log.filter(id=1).update(token_name="=HYPERLINK(\"http://evil\")")
+    logs_module.EXPORT_BATCH, old = 2, logs_module.EXPORT_BATCH  # several batches
+    try:
+        lines = (await admin.http.get("/api/log/export", params={"format": "jsonl"},
+                                      headers={"New-Api-User": str(admin.user_id)})).text.splitlines()
+        rows = [json.loads(line) for line in lines]
+        assert [r["id"] for r in rows] == [3, 2, 1] and rows[0]["channel"] >= 1
+        resp = await admin.http.get("/api/log/export", params={"format": "csv", "model_name": "gpt-4o"},
+                                    headers={"New-Api-User": str(admin.user_id)})
+        assert resp.headers["content-type"].startswith("text/csv")
+        table = list(csv.DictReader(io.StringIO(resp.text)))
+        assert [r["model_name"] for r in table] == ["gpt-4o", "gpt-4o"]
+        mine = (await admin.http.get("/api/log/self/export", params={"format": "csv"},
+                                     headers={"New-Api-User": str(admin.user_id)})).text
+        assert "channel" not in mine.splitlines()[0] and "'=HYPERLINK" in mine
+    finally:
+        logs_module.EXPORT_BATCH = old
+
+
+async def test_retention_runs_once_per_round_and_deletes_old_and_excess(gateway: GatewayServer,
+                                                                        admin: AdminClient) -> None:
+    import asyncio
+
+    from faregate.log_retention import apply_retention, claim_round
+
+    now = int(time.time())
+    for i in range(10):
+        await m.Log.create(user_id=1, type=m.LOG_CONSUME, created_at=now - (100 - i) * 86400 if i < 4 else now)
+    claims = await asyncio.gather(*(claim_round(600, now=now) for _ in range(8)))
+    assert sum(claims) == 1, "one worker wins the round"
+    assert await claim_round(600, now=now + 10) is False
+    assert await claim_round(600, now=now + 601) is True
+    assert await apply_retention(30, 0, now=now) == 4
+    assert await apply_retention(0, 4, now=now) == 2
+    assert [r.id for r in await m.Log.all().order_by("id")] == [7, 8, 9, 10]
+    await admin.set_option("LogRetentionDays", 30)
+    assert (await admin.call("PUT", "/api/option/", json={"key": "LogRetentionMaxRows", "value": "-1"}))[
+        "success"] is False

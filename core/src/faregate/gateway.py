@@ -17,6 +17,7 @@ from faregate.contracts import DbModels, EndpointDriver, InboundFormat, PaymentP
 from faregate.db import models as m
 from faregate.db import storage
 from faregate.hooks import GatewayHooks
+from faregate.log_retention import retention_loop
 from faregate.plugins import PluginSet
 from faregate.security.crypto import SecretBox, load_or_create_secret
 from faregate.services import Services
@@ -106,6 +107,7 @@ class Gateway:
         self.started_at = int(time.time())
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sweeper: asyncio.Task[Any] | None = None
+        self._retention: asyncio.Task[Any] | None = None
 
     # ---- lifecycle ------------------------------------------------------------------
     async def start(self, app: Quart) -> None:
@@ -119,14 +121,17 @@ class Gateway:
         await self.ledger.start()
         await self.upstream.start()
         self._sweeper = asyncio.create_task(self._sweep_loop(), name="lease-sweeper")
+        self._retention = asyncio.create_task(
+            retention_loop(lambda: self.snapshot.options, self.settings.retention_interval), name="log-retention")
         await self.hooks.startup(app, self.services)
 
     async def stop(self, app: Quart) -> None:
         await self.hooks.shutdown(app, self.services)
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
+        for task in (self._sweeper, self._retention):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=10)
         await self.ledger.stop()

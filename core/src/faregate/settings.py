@@ -97,6 +97,8 @@ CORE_SETTINGS = (
             "Failed logins from one client IP within the window before it answers 429 (0: no limit).",
             non_negative),
     Setting("migrate", True, "Apply schema migrations at start.", _bool),
+    Setting("retention_interval", 600.0,
+            "Seconds between log retention rounds (each round runs once per deployment).", non_negative),
     Setting("secure_cookies", False,
             "Mark the session cookie Secure (browsers then send it over https only): set it when users "
             "reach the gateway over https, directly or through a TLS-terminating proxy.", _bool),

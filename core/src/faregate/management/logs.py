@@ -4,8 +4,10 @@ deletion, and the calling key's own logs and usage (``/api/log/token``,
 
 from __future__ import annotations
 
+import csv
+import io
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, cast
 
 from quart import Blueprint, Response, request
@@ -16,7 +18,7 @@ from faregate import jsonutil
 from faregate.db import models as m
 from faregate.management.common import ACCESS, BadInput, fail, gateway, guarded, ok, page_data, paging, public, require
 from faregate.principals import Principal, bearer_token
-from faregate.state.snapshot import TokenEntry
+from faregate.state.snapshot import ChannelEntry, TokenEntry
 
 blueprint = Blueprint("logs", __name__)
 
@@ -69,7 +71,7 @@ def filtered(query: QuerySet[m.Log], *, admin: bool) -> QuerySet[m.Log]:
     return query
 
 
-def log_view(row: m.Log, *, admin: bool) -> dict[str, Any]:
+def log_view(row: m.Log, *, admin: bool, channels: Mapping[int, ChannelEntry] | None = None) -> dict[str, Any]:
     view: dict[str, Any] = {
         "id": row.id, "user_id": row.user_id, "created_at": row.created_at, "type": row.type,
         "content": row.content, "username": row.username, "token_name": row.token_name,
@@ -79,7 +81,7 @@ def log_view(row: m.Log, *, admin: bool) -> dict[str, Any]:
         "other": row.other,
     }
     if admin:
-        channel = gateway().snapshot.channels.get(row.channel_id)
+        channel = (gateway().snapshot.channels if channels is None else channels).get(row.channel_id)
         view["channel"] = row.channel_id
         view["channel_name"] = channel.name if channel else ""
     else:  # which channels served a user's requests is the operator's business (as new-api)
@@ -158,6 +160,63 @@ async def delete_history(me: Principal) -> Response:
             break
         deleted += await m.Log.filter(id__in=list(ids)).delete()
     return ok(deleted)
+
+
+EXPORT_BATCH = 1000
+EXPORT_COLUMNS = ("id", "created_at", "type", "username", "token_name", "model_name", "quota", "prompt_tokens",
+                  "completion_tokens", "use_time", "is_stream", "group", "request_id", "content", "other")
+
+
+async def _export(query: QuerySet[m.Log], *, admin: bool) -> Response:
+    """The filtered rows, newest first, as CSV or JSON Lines (``?format=csv|jsonl``),
+    streamed a batch at a time (keyset paging by id): never the whole table in memory."""
+    fmt = request.args.get("format", "jsonl")
+    if fmt not in ("csv", "jsonl"):
+        return fail("format must be csv or jsonl", status=400)
+    columns = (*EXPORT_COLUMNS, "channel") if admin else EXPORT_COLUMNS
+    channels = gateway().snapshot.channels  # the generator runs after the request context is gone
+
+    async def rows() -> AsyncIterator[bytes]:
+        if fmt == "csv":
+            yield _csv_line(columns)
+        last: int | None = None
+        while True:
+            page = query if last is None else query.filter(id__lt=last)
+            batch = await page.order_by("-id").limit(EXPORT_BATCH)
+            if not batch:
+                return
+            last = batch[-1].id
+            views = [log_view(r, admin=admin, channels=channels) for r in batch]
+            if fmt == "csv":
+                yield b"".join(_csv_line([v.get(c, "") for c in columns]) for v in views)
+            else:
+                yield b"".join(jsonutil.dumps({c: v.get(c) for c in columns}) + b"\n" for v in views)
+
+    extension, mime = ("csv", "text/csv") if fmt == "csv" else ("jsonl", "application/x-ndjson")
+    response = Response(rows(), content_type=f"{mime}; charset=utf-8")
+    response.headers["Content-Disposition"] = f'attachment; filename="logs.{extension}"'
+    response.timeout = None  # a large export takes as long as it takes
+    return response
+
+
+def _csv_line(values: Iterable[Any]) -> bytes:
+    out = io.StringIO()
+    # a cell a spreadsheet would run as a formula (user-chosen key names, model names) is quoted
+    csv.writer(out).writerow("'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r") else v
+                             for v in values)
+    return out.getvalue().encode()
+
+
+@blueprint.get("/api/log/export")
+@require(m.ROLE_ADMIN)
+async def export_all(me: Principal) -> Response:
+    return await _export(filtered(m.Log.all(), admin=True), admin=True)
+
+
+@blueprint.get("/api/log/self/export")
+@require(m.ROLE_USER)
+async def export_self(me: Principal) -> Response:
+    return await _export(filtered(m.Log.filter(user_id=me.user.id), admin=False), admin=False)
 
 
 @blueprint.get("/api/log/search")
