@@ -97,3 +97,23 @@ async def test_self_groups_models_profile_and_deletion(gateway: GatewayServer, a
     assert not await m.User.filter(username="ivy").exists()
     assert (await admin.call("DELETE", "/api/user/self"))["success"] is False  # root stays
     await ivy.close()
+
+
+async def test_notification_settings_are_typed_and_secrets_not_echoed(gateway: GatewayServer,
+                                                                      admin: AdminClient) -> None:
+    await _user(gateway, admin, "jill")
+    jill = await _login(gateway, "jill")
+    good = {"notify_type": "webhook", "quota_warning_threshold": 5000, "webhook_url": "https://hooks.example/x",
+            "webhook_secret": "whsec-very-secret", "gotify_priority": 3, "record_ip_log": True}
+    saved = await jill.ok("PUT", "/api/user/setting", json=good)
+    assert saved["webhook_secret"] is True and saved["webhook_url"] == "https://hooks.example/x"
+    assert "whsec-very-secret" not in str(await jill.ok("GET", "/api/user/setting"))
+    for bad in ({"notify_type": "pager"}, {"quota_warning_threshold": -1}, {"notify_type": "webhook"},
+                {"webhook_url": "file:///etc/passwd"}, {"gotify_priority": 11}, {"record_ip_log": "yes"},
+                {"upstream_model_update_notify_enabled": "x"}):
+        resp = await jill.http.put("/api/user/setting", json=bad, headers={"New-Api-User": str(jill.user_id)})
+        if "upstream_model_update_notify_enabled" in bad:  # not a user's setting: ignored
+            assert resp.status_code == 200
+            continue
+        assert resp.status_code == 400 and resp.json()["success"] is False, bad
+    await jill.close()

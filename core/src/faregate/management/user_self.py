@@ -4,13 +4,15 @@ groups, available models, profile and password changes, account deletion, invita
 from __future__ import annotations
 
 import secrets
+from urllib.parse import urlsplit
 
 from quart import Blueprint, Response, session
 from tortoise.exceptions import IntegrityError
 from tortoise.transactions import in_transaction
 
+from faregate import jsonutil
 from faregate.db import models as m
-from faregate.management.common import fail, gateway, get_str, ok, require, require_body
+from faregate.management.common import BadInput, fail, gateway, get_str, ok, require, require_body
 from faregate.management.system import USERNAME_MAX, check_password
 from faregate.management.users import _AFF_ALPHABET, DISPLAY_NAME_MAX, user_view
 from faregate.principals import Principal
@@ -104,3 +106,72 @@ async def invitation_code(me: Principal) -> Response:
             continue  # taken by someone else: draw again
         row = await m.User.get(id=row.id)
     return fail("could not make an invitation code; try again")
+
+
+# ---- notification settings ------------------------------------------------------------------
+NOTIFY_TYPES = ("email", "webhook", "bark", "gotify")
+_URL_FIELDS = ("webhook_url", "bark_url", "gotify_url")
+_SECRET_FIELDS = ("webhook_secret", "gotify_token")
+
+
+def _setting_fields(body: dict[str, object], *, admin: bool) -> dict[str, object]:
+    """new-api's user settings, each typed and bounded; URLs must be http(s) (they are
+    fetched through the guarded fetcher when notifications go out)."""
+    out: dict[str, object] = {}
+    notify = body.get("notify_type", "email")
+    if notify not in NOTIFY_TYPES:
+        raise BadInput(f"notify_type must be one of {', '.join(NOTIFY_TYPES)}", status=400)
+    out["notify_type"] = notify
+    threshold = body.get("quota_warning_threshold", 0)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 2**53:
+        raise BadInput("quota_warning_threshold must be a number from 0 to 2^53", status=400)
+    out["quota_warning_threshold"] = threshold
+    for name in (*_URL_FIELDS, *_SECRET_FIELDS, "notification_email"):
+        value = get_str(body, name, max_len=2048, default="", strip=True)
+        if name in _URL_FIELDS and value and urlsplit(value).scheme not in ("http", "https"):
+            raise BadInput(f"{name} must be an http:// or https:// URL", status=400)
+        if name == "notification_email" and value and "@" not in value:
+            raise BadInput("notification_email is not an email address", status=400)
+        out[name] = value
+    priority = body.get("gotify_priority", 5)
+    if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 10:
+        raise BadInput("gotify_priority must be an integer from 0 to 10", status=400)
+    out["gotify_priority"] = priority
+    flags = ["accept_unset_model_ratio_model", "record_ip_log"]
+    if admin:
+        flags.append("upstream_model_update_notify_enabled")
+    for name in flags:
+        value = body.get(name, False)
+        if not isinstance(value, bool):
+            raise BadInput(f"{name} must be true or false", status=400)
+        out[name] = value
+    if notify == "webhook" and not out["webhook_url"]:
+        raise BadInput("webhook notifications need webhook_url", status=400)
+    return out
+
+
+def settings_view(text: str) -> dict[str, object]:
+    """The stored settings, secrets shown only as set or not."""
+    try:
+        stored = jsonutil.loads(text) if text else {}
+    except jsonutil.JSONDecodeError:
+        stored = {}
+    if not isinstance(stored, dict):
+        stored = {}
+    return {k: (bool(v) if k in _SECRET_FIELDS else v) for k, v in stored.items()}
+
+
+@blueprint.put("/api/user/setting")
+@require(m.ROLE_USER)
+async def update_settings(me: Principal) -> Response:
+    fields = _setting_fields(await require_body(), admin=me.user.role >= m.ROLE_ADMIN)
+    await m.User.filter(id=me.user.id).update(setting=jsonutil.dumps_str(fields))
+    await gateway().feed.publish("user", me.user.id)
+    return ok(settings_view(jsonutil.dumps_str(fields)))
+
+
+@blueprint.get("/api/user/setting")
+@require(m.ROLE_USER)
+async def get_settings(me: Principal) -> Response:
+    row = await m.User.get(id=me.user.id)
+    return ok(settings_view(row.setting))
