@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 def register_management(app: Quart, gateway: Gateway) -> None:
     from faregate.management import (
         channel_bulk,
+        channel_probe,
         channels,
         logs,
         redemptions,
@@ -27,5 +28,6 @@ def register_management(app: Quart, gateway: Gateway) -> None:
     )
 
     # the users' fixed paths (/api/user/self, /search) before the blueprint with /api/user/<id>
-    for module in (system, site, user_self, user_admin, users, channel_bulk, channels, tokens, logs, redemptions):
+    for module in (system, site, user_self, user_admin, users, channel_bulk, channel_probe, channels, tokens, logs,
+                   redemptions):
         app.register_blueprint(module.blueprint)
