@@ -338,7 +338,13 @@ class FakeServer:
     max_recorded: ClassVar[int] = 1000
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, key: str | None = None,
-                 latency: float = 0.0) -> None:
+                 latency: float = 0.0, validate_requests: bool = True) -> None:
+        #: check requests against the vendor's published schema (:meth:`schema_problem`)
+        self.validate_requests = validate_requests
+        #: every schema violation seen: ``{"path", "error", "json"}`` a request; the plugin's
+        #: fixture fails the test when one was recorded (see :func:`assert_no_violations`)
+        self.violations: list[dict[str, Any]] = []
+        self._checked: set[int] = set()
         self.host = host
         self.port = port
         #: the credential the fake accepts (None: any); checking it is the subclass's part
@@ -354,6 +360,24 @@ class FakeServer:
         self._writers: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopping = asyncio.Event()
+
+    # ---- the vendor's schema ---------------------------------------------------------------
+    def schema_problem(self, request: Request) -> str | None:
+        """Why ``request`` breaks the vendor's published request schema (None when it does
+        not, or when this route is not checked). Subclasses check their routes, e.g. with
+        :class:`faregate.testing.vendor_schema.VendorSpec`."""
+        return None
+
+    def check_request(self, request: Request) -> str | None:
+        """The schema problem of ``request``, recorded in :attr:`violations` once a request
+        (even when a fault answers it), so a test cannot pass over a bad upstream request."""
+        if not self.validate_requests:
+            return None
+        error = self.schema_problem(request)
+        if error is not None and request.number not in self._checked:
+            self.violations.append({"path": request.path, "error": error, "json": request.json})
+        self._checked.add(request.number)
+        return error
 
     # ---- lifecycle ----------------------------------------------------------------------
     @property
@@ -573,3 +597,14 @@ class FakeServer:
             return response.keep_alive
         await self.answer(request, response)
         return response.keep_alive
+
+
+#: the marker that lets a test's fake upstreams receive schema-invalid requests
+ALLOW_VIOLATIONS = "allow_upstream_violations"
+
+
+def assert_no_violations(fake: FakeServer, node: Any, vendor: str) -> None:
+    """For a fake's pytest fixture, at teardown: fail the test if the gateway sent the fake
+    anything the vendor's schema refuses, unless the test is marked ``allow_upstream_violations``."""
+    if node.get_closest_marker(ALLOW_VIOLATIONS) is None:
+        assert not fake.violations, f"requests sent to the fake violate {vendor}'s schema: {fake.violations}"

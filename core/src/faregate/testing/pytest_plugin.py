@@ -32,6 +32,8 @@ POSTGRES_URL = os.environ.get("FAREGATE_TEST_POSTGRES", "postgres://postgres@127
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "mariadb: needs the MariaDB server on 127.0.0.1:3306")
     config.addinivalue_line("markers", "postgres: needs the PostgreSQL server on 127.0.0.1:5432")
+    config.addinivalue_line("markers", "allow_upstream_violations: the fake upstreams may receive requests that "
+                                       "violate the vendor's request schema")
 
 
 @pytest_asyncio.fixture

@@ -153,11 +153,7 @@ class FakeAnthropic(FakeServer):
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, api_key: str | None = None,
                  key: str | None = None, models: Iterable[str] = (), validate_requests: bool = True) -> None:
-        super().__init__(host, port, key=key if key is not None else api_key)
-        self.validate_requests = validate_requests
-        #: every schema violation seen: ``{"path", "error", "json"}`` a request
-        self.violations: list[dict[str, Any]] = []
-        self._checked: set[int] = set()
+        super().__init__(host, port, key=key if key is not None else api_key, validate_requests=validate_requests)
         self.models = list(dict.fromkeys([*DEFAULT_MODELS, *models]))
         self.cache_read_tokens = 0
         self.cache_write_tokens = 0
@@ -176,18 +172,12 @@ class FakeAnthropic(FakeServer):
             return fault.body
         return error_body(fault.status, fault.message, getattr(fault, "error_type", None))
 
-    def check_request(self, request: Request) -> str | None:
-        """The schema error of a Messages request (None when valid or not checked),
-        recorded in :attr:`violations` once a request, even when a fault answers it."""
-        if not self.validate_requests or request.method != "POST" or request.path != "/v1/messages":
+    def schema_problem(self, request: Request) -> str | None:
+        if request.method != "POST" or request.path != "/v1/messages":
             return None
         from faregate_adapter_anthropic.testing.schema import request_errors  # needs faregate[testing]
 
-        error = request_errors(request.json)
-        if error is not None and request.number not in self._checked:
-            self.violations.append({"path": request.path, "error": error, "json": request.json})
-        self._checked.add(request.number)
-        return error
+        return request_errors(request.json)
 
     async def answer_fault(self, request: Request, response: Response) -> bool:
         fault = response.fault

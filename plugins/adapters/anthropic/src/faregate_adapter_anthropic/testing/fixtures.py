@@ -14,22 +14,14 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
+from faregate.testing.fake_server import assert_no_violations
 from faregate_adapter_anthropic.testing.fake import FakeAnthropic
 
 #: the one key ``fake_anthropic`` accepts (``x-api-key``)
 FAKE_ANTHROPIC_KEY = "sk-ant-upstream"
-#: the marker that lets a test's fake upstream receive schema-invalid requests
-ALLOW_VIOLATIONS = "allow_upstream_violations"
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{ALLOW_VIOLATIONS}: the fake upstreams may receive requests that "
-                                       "violate the vendor's request schema")
-
 
 @pytest_asyncio.fixture
 async def fake_anthropic(request: pytest.FixtureRequest) -> AsyncIterator[FakeAnthropic]:
     async with FakeAnthropic(key=FAKE_ANTHROPIC_KEY) as fake:
         yield fake
-    if request.node.get_closest_marker(ALLOW_VIOLATIONS) is None:
-        assert not fake.violations, f"requests sent to fake_anthropic violate Anthropic's schema: {fake.violations}"
+    assert_no_violations(fake, request.node, "Anthropic")

@@ -39,7 +39,7 @@ answers, ``malformed_json`` sends ``{"id": "x", "choices": [``), plus
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import orjson
 
@@ -81,13 +81,10 @@ class FakeOpenAI(FakeServer):
         """``api_key`` (or ``key``, its name on every fake) is the key it requires (None:
         any); ``latency`` seconds pass before every answer; ``models`` are listed after
         :data:`DEFAULT_MODELS`; ``validate_requests`` checks chat bodies against the spec."""
-        super().__init__(host, port, key=key if key is not None else api_key, latency=latency)
+        super().__init__(host, port, key=key if key is not None else api_key, latency=latency,
+                         validate_requests=validate_requests)
         self.models: list[str] = list(dict.fromkeys([*DEFAULT_MODELS, *models]))
         self._models_body = b""
-        self.validate_requests = validate_requests
-        #: every schema violation seen: ``{"path", "error", "json"}`` a request
-        self.violations: list[dict[str, Any]] = []
-        self._checked: set[int] = set()
 
     @property
     def api_key(self) -> str | None:
@@ -101,18 +98,12 @@ class FakeOpenAI(FakeServer):
     def error_body(self, status: int, message: str | None = None) -> bytes:
         return error_body(status, message)
 
-    def check_request(self, request: Request) -> str | None:
-        """The schema error of a chat request (None when valid or not checked), recorded
-        in :attr:`violations` once a request, even when a fault answers it."""
-        if not self.validate_requests or request.method != "POST" or request.path != "/v1/chat/completions":
+    def schema_problem(self, request: Request) -> str | None:
+        if request.method != "POST" or request.path != "/v1/chat/completions":
             return None
         from faregate_adapter_openai.testing.schema import request_errors  # needs faregate[testing]
 
-        error = request_errors(request.json)
-        if error is not None and request.number not in self._checked:
-            self.violations.append({"path": request.path, "error": error, "json": request.json})
-        self._checked.add(request.number)
-        return error
+        return request_errors(request.json)
 
     async def answer_fault(self, request: Request, response: Response) -> bool:
         fault = response.fault
