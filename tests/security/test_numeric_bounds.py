@@ -59,6 +59,9 @@ async def test_the_reported_overflow_is_a_400_in_each_format(relay: tuple[Gatewa
         assert "max_tokens" in msgs.json()["error"]["message"]
 
 
+# values in range but of odd forms (null, say) pass through to the upstream as the client sent
+# them, which may refuse them: that is the upstream's answer to give, not a gateway fault
+@pytest.mark.allow_upstream_violations
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=CASES)
 async def test_any_value_in_a_numeric_field_is_never_a_5xx(relay: tuple[GatewayServer, str],

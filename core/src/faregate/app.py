@@ -11,7 +11,7 @@ from quart.wrappers import BaseRequestWebsocket
 
 from faregate.edge import errors, routes
 from faregate.gateway import Gateway
-from faregate.management import register_management
+from faregate.management import openapi, register_management
 from faregate.plugins import PluginSet, load_plugins
 from faregate.security import redact
 
@@ -45,6 +45,7 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     )
     redact.install()
     routes.install(app, gateway)
+    openapi.install(app)
     register_management(app, gateway)
     for blueprint, prefix in gateway.hooks.routes(gateway.services):
         app.register_blueprint(blueprint, url_prefix=prefix)

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import BaseModel, Field, StringConstraints
 from quart import Blueprint, Response, request
+from quart_schema import document_response, validate_request
 from tortoise.expressions import F, Q
 from tortoise.transactions import in_transaction
 
@@ -26,6 +28,7 @@ from faregate.management.common import (
     require,
     require_body,
 )
+from faregate.management.openapi import Body
 from faregate.principals import Principal
 
 blueprint = Blueprint("redemptions", __name__)
@@ -79,19 +82,26 @@ async def get_redemption(redemption_id: str, me: Principal) -> Response:
     return ok(redemption_view(row)) if row is not None else fail("redemption code not found")
 
 
+class RedemptionCreate(Body):
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=NAME_MAX)]
+    count: Annotated[int, Field(ge=1, le=MAX_BATCH)] = 1
+    quota: Annotated[int, Field(ge=1, le=QUOTA_MAX)]
+    expired_time: Annotated[int, Field(ge=0, le=TIME_MAX, description="unix seconds; 0: never")] = 0
+
+
+class Keys(BaseModel):
+    success: bool
+    message: str
+    data: list[str]
+
+
 @blueprint.post("/api/redemption/")
 @require(m.ROLE_ADMIN)
-async def create_redemptions(me: Principal) -> Response:
+@validate_request(RedemptionCreate)
+@document_response(Keys)
+async def create_redemptions(data: RedemptionCreate, me: Principal) -> Response:
     """``{name, count, quota, expired_time}`` → the new keys."""
-    body = await require_body()
-    name = get_str(body, "name", max_len=NAME_MAX, default="", strip=True)
-    if not name:
-        return fail("name is required", status=400)
-    count = get_int(body, "count", lo=1, hi=MAX_BATCH, default=1)
-    quota = get_int(body, "quota", lo=1, hi=QUOTA_MAX)
-    if quota is None:
-        return fail("quota is required", status=400)
-    expires = get_int(body, "expired_time", lo=0, hi=TIME_MAX, default=0)
+    name, count, quota, expires = data.name, data.count, data.quota, data.expired_time
     now = int(time.time())
     if expires and expires < now:
         return fail("the expiry time is in the past", status=400)
