@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from quart import Blueprint, Response, request
+from quart_schema import validate_request
 from tortoise.expressions import Q
 from tortoise.transactions import in_transaction
 
@@ -25,6 +26,7 @@ from faregate.management.common import (
     require,
     require_body,
 )
+from faregate.management.openapi import IdList
 from faregate.principals import Principal
 from faregate.state.snapshot import split_list
 
@@ -105,8 +107,9 @@ async def delete_disabled(me: Principal) -> Response:
 
 @blueprint.post("/api/channel/batch")
 @require(m.ROLE_ADMIN)
-async def batch_delete(me: Principal) -> Response:
-    return ok(await _delete(_ids(await require_body())))
+@validate_request(IdList)
+async def batch_delete(data: IdList, me: Principal) -> Response:
+    return ok(await _delete(data.ids))
 
 
 @blueprint.post("/api/channel/batch/tag")

@@ -10,9 +10,9 @@ only the management API (not the relay) validates through it, so speed does not 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from quart import Quart, Response
 from quart_schema import QuartSchema, RequestSchemaValidationError
 from quart_schema.openapi import OpenAPIProvider
@@ -32,6 +32,16 @@ class Body(BaseModel):
     binding)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+#: a row id as the management API takes it (a positive 32-bit integer)
+RowId = Annotated[int, Field(ge=1, le=2**31 - 1)]
+
+
+class IdList(Body):
+    """``{ids}``: at most 100 row ids."""
+
+    ids: Annotated[list[RowId], Field(min_length=1, max_length=100)]
 
 
 class ManagementOpenAPI(OpenAPIProvider):

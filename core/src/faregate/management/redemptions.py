@@ -162,14 +162,16 @@ async def delete_redemption(redemption_id: str, me: Principal) -> Response:
     return ok() if deleted else fail("redemption code not found")
 
 
+class Redeem(Body):
+    key: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
+
+
 @blueprint.post("/api/user/topup")
 @require(m.ROLE_USER)
-async def redeem(me: Principal) -> Response:
+@validate_request(Redeem)
+async def redeem(data: Redeem, me: Principal) -> Response:
     """``{key}`` → the quota added. Credited exactly once, whoever races for the code."""
-    body = await require_body()
-    key = get_str(body, "key", max_len=64, default="", strip=True)
-    if not key:
-        return fail("please enter a redemption code")
+    key = data.key
     now = int(time.time())
     async with in_transaction() as conn:
         row = await m.Redemption.filter(key=key).using_db(conn).first()

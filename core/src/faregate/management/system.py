@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import time
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
+from pydantic import StringConstraints
 from quart import Blueprint, Response
+from quart_schema import validate_request
 from tortoise.exceptions import IntegrityError, OperationalError
 from tortoise.transactions import in_transaction
 
-from faregate import __version__
+from faregate import __version__, jsonutil
 from faregate.db import models as m
 from faregate.management.common import (
     fail,
@@ -17,12 +19,12 @@ from faregate.management.common import (
     get_bool,
     get_str,
     guarded,
-    json_body,
     ok,
     public,
     require,
     require_body,
 )
+from faregate.management.openapi import Body
 from faregate.principals import Principal
 from faregate.security.passwords import hash_password_async
 from faregate.state.option_specs import OptionError
@@ -135,22 +137,25 @@ async def get_options(me: Principal) -> Response:
                if not key.endswith(SECRET_SUFFIXES) and not registry.specs[key].secret])
 
 
+class OptionUpdate(Body):
+    """``{key, value}``; the value may be sent as text or as its JSON type (new-api's UI
+    sends numbers and booleans); the option's own type is checked next."""
+
+    key: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    value: str | bool | int | float | dict[str, Any] | list[Any] | None = ""
+
+
 @blueprint.put("/api/option/")
 @require(m.ROLE_ROOT)
-async def put_option(me: Principal) -> Response:
+@validate_request(OptionUpdate)
+async def put_option(data: OptionUpdate, me: Principal) -> Response:
     """One option; its declared type and range are checked before anything is stored."""
-    body = await json_body() or {}
-    key = body.get("key")
-    if not isinstance(key, str) or not 1 <= len(key) <= 128:
-        return fail("invalid parameters", status=400)
-    value = body.get("value", "")
+    key, value = data.key, data.value
     if value is None:
         value = ""
     elif isinstance(value, bool):
         value = "true" if value else "false"
     elif not isinstance(value, str):
-        from faregate import jsonutil
-
         value = jsonutil.dumps_str(value) if isinstance(value, dict | list) else str(value)
     try:
         gateway().option_registry.check(key, value)

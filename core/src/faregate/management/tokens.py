@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from quart import Blueprint, Response, request
+from quart_schema import validate_request
 from tortoise.expressions import Q
 from tortoise.transactions import in_transaction
 
@@ -25,6 +26,7 @@ from faregate.management.common import (
     require,
     require_body,
 )
+from faregate.management.openapi import IdList
 from faregate.principals import Principal
 from faregate.security.crypto import key_hash, mask_key, new_api_key
 
@@ -233,21 +235,12 @@ async def reveal_key(token_id: str, me: Principal) -> Response:
     return response
 
 
-MAX_BATCH = 100
-
-
-def _own_ids(body: dict[str, Any]) -> list[int]:
-    ids = body.get("ids")
-    if not isinstance(ids, list) or not ids or len(ids) > MAX_BATCH:
-        raise BadInput(f"ids must be a list of 1 to {MAX_BATCH} key ids", status=400)
-    return [parse_id(i, text=False) for i in ids]
-
-
 @blueprint.post("/api/token/batch")
 @require(m.ROLE_USER)
-async def batch_delete(me: Principal) -> Response:
+@validate_request(IdList)
+async def batch_delete(data: IdList, me: Principal) -> Response:
     """``{ids}``: the caller's keys among them are deleted; the count."""
-    ids = _own_ids(await require_body())
+    ids = data.ids
     owned = [t.id for t in await m.Token.filter(id__in=ids, user_id=me.user.id).only("id")]
     deleted = await m.Token.filter(id__in=owned).delete() if owned else 0
     for token_id in owned:
@@ -257,9 +250,10 @@ async def batch_delete(me: Principal) -> Response:
 
 @blueprint.post("/api/token/batch/keys")
 @require(m.ROLE_USER)
-async def batch_reveal(me: Principal) -> Response:
+@validate_request(IdList)
+async def batch_reveal(data: IdList, me: Principal) -> Response:
     """``{ids}`` (at most 100) → ``{keys: {id: key}}`` for the caller's own keys only."""
-    ids = _own_ids(await require_body())
+    ids = data.ids
     box = gateway().box
     rows = await m.Token.filter(id__in=ids, user_id=me.user.id)
     response = ok({"keys": {str(r.id): box.decrypt(r.key_enc, f"token:{r.id}") for r in rows}})

@@ -6,8 +6,10 @@ is neither lost nor counted twice."""
 from __future__ import annotations
 
 import time
+from typing import Literal
 
 from quart import Blueprint, Response, request
+from quart_schema import validate_request
 from tortoise.expressions import F, Q
 from tortoise.transactions import in_transaction
 
@@ -25,6 +27,7 @@ from faregate.management.common import (
     require,
     require_body,
 )
+from faregate.management.openapi import Body, RowId
 from faregate.management.system import USERNAME_MAX, check_password
 from faregate.management.users import DISPLAY_NAME_MAX, user_view
 from faregate.principals import Principal
@@ -33,7 +36,6 @@ from faregate.security.passwords import hash_password_async
 blueprint = Blueprint("user_admin", __name__)
 
 KEYWORD_MAX = 64
-ACTIONS = ("disable", "enable", "delete", "promote", "demote")
 QUOTA_MAX = 2**53
 
 
@@ -111,16 +113,19 @@ async def update_user(me: Principal) -> Response:
     return ok(user_view(fresh, quota_held=await gw.ledger.held_for("user", row.id)))
 
 
+class ManageUser(Body):
+    id: RowId
+    action: Literal["disable", "enable", "delete", "promote", "demote"]
+
+
 @blueprint.post("/api/user/manage")
 @require(m.ROLE_ADMIN)
-async def manage_user(me: Principal) -> Response:
+@validate_request(ManageUser)
+async def manage_user(data: ManageUser, me: Principal) -> Response:
     """``{id, action}``: new-api's rules (root is never disabled, deleted or demoted; only
     root promotes, and only to admin). Returns ``{role, status}``."""
-    body = await require_body()
-    action = body.get("action")
-    if action not in ACTIONS:
-        return fail(f"action must be one of {', '.join(ACTIONS)}", status=400)
-    row = await m.User.get_or_none(id=parse_id(body.get("id"), text=False))
+    action = data.action
+    row = await m.User.get_or_none(id=data.id)
     if row is None:
         return fail("user not found")
     if not may_manage(me, row) or row.id == me.user.id:
