@@ -62,7 +62,8 @@ async def test_the_reported_overflow_is_a_400_in_each_format(relay: tuple[Gatewa
 # values in range but of odd forms (null, say) pass through to the upstream as the client sent
 # them, which may refuse them: that is the upstream's answer to give, not a gateway fault
 @pytest.mark.allow_upstream_violations
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=CASES)
 async def test_any_value_in_a_numeric_field_is_never_a_5xx(relay: tuple[GatewayServer, str],
                                                            case: tuple[tuple[str, dict[str, Any], list[str]], str, Any]
@@ -87,7 +88,8 @@ MANAGEMENT: list[tuple[str, str, dict[str, Any], str]] = [
 ]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=st.sampled_from(MANAGEMENT), value=VALUES)
 async def test_management_numbers_are_never_a_5xx(admin: AdminClient, case: tuple[str, str, dict[str, Any], str],
                                                   value: Any) -> None:

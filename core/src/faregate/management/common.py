@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from quart import Response, current_app, request, session
-from tortoise.exceptions import IntegrityError
+from tortoise.exceptions import IntegrityError, ValidationError
 
 from faregate import jsonutil
 from faregate.db import models as m
@@ -197,6 +197,9 @@ def guarded(view: View) -> View:
         except IntegrityError:
             log.warning("%s %s: integrity error", request.method, request.path)
             return fail("the change conflicts with an existing record")
+        except ValidationError as exc:  # a value past a column's bounds that no check caught first
+            log.warning("%s %s: %s", request.method, request.path, type(exc).__name__)
+            return fail("a value is too long or out of range for its field", status=400)
 
     return wrapper
 

@@ -163,7 +163,7 @@ async def delete_redemption(redemption_id: str, me: Principal) -> Response:
 
 
 class Redeem(Body):
-    key: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
+    key: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32)]
 
 
 @blueprint.post("/api/user/topup")

@@ -156,7 +156,10 @@ async def put_option(data: OptionUpdate, me: Principal) -> Response:
     elif isinstance(value, bool):
         value = "true" if value else "false"
     elif not isinstance(value, str):
-        value = jsonutil.dumps_str(value) if isinstance(value, dict | list) else str(value)
+        try:
+            value = jsonutil.dumps_str(value) if isinstance(value, dict | list) else str(value)
+        except (TypeError, ValueError):  # e.g. an integer past 64 bits inside a list
+            return fail(f"{key}: the value cannot be stored as JSON", status=400)
     try:
         gateway().option_registry.check(key, value)
     except OptionError as exc:
