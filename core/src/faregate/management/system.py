@@ -104,7 +104,7 @@ async def status() -> Response:
         "version": __version__,
         "start_time": gw.started_at,
         "system_name": options.system_name,
-        "quota_per_unit": options.quota_per_unit,
+        "quota_per_unit": _number(options.quota_per_unit),
         "display_in_currency": options.value("DisplayInCurrencyEnabled"),
         "quota_display_type": options.value("general_setting.quota_display_type"),
         "setup": await m.Setup.exists(),
@@ -167,3 +167,8 @@ async def put_option(data: OptionUpdate, me: Principal) -> Response:
     await m.Option.update_or_create(key=key, defaults={"value": value})
     await gateway().feed.publish("option")
     return ok()
+
+
+def _number(value: float) -> float | int:
+    """500000.0 as 500000, as new-api's JSON shows it."""
+    return int(value) if float(value).is_integer() else value
