@@ -134,7 +134,7 @@ async def manage_user(data: ManageUser, me: Principal) -> Response:
         return fail("the root user cannot be disabled, deleted or demoted")
     gw = gateway()
     if action == "delete":
-        await _delete(row)
+        await delete_user_and_keys(row)
         return ok({"role": row.role, "status": row.status})
     changes: dict[str, int] = {}
     if action == "disable":
@@ -157,7 +157,7 @@ async def manage_user(data: ManageUser, me: Principal) -> Response:
     return ok({"role": fresh.role, "status": fresh.status})
 
 
-async def _delete(row: m.User) -> None:
+async def delete_user_and_keys(row: m.User) -> None:
     """The user and their API keys (their logs stay: they are the operator's records)."""
     async with in_transaction() as conn:
         token_ids = [t.id for t in await m.Token.filter(user_id=row.id).using_db(conn).only("id")]
@@ -177,5 +177,5 @@ async def delete_user(user_id: str, me: Principal) -> Response:
         return fail("user not found")
     if row.id == me.user.id or not may_manage(me, row) or row.role == m.ROLE_ROOT:
         return fail("permission denied: you cannot delete this user")
-    await _delete(row)
+    await delete_user_and_keys(row)
     return ok()

@@ -8,12 +8,12 @@ from urllib.parse import urlsplit
 
 from quart import Blueprint, Response, session
 from tortoise.exceptions import IntegrityError
-from tortoise.transactions import in_transaction
 
 from faregate import jsonutil
 from faregate.db import models as m
 from faregate.management.common import BadInput, fail, gateway, get_str, ok, require, require_body
 from faregate.management.system import USERNAME_MAX, check_password
+from faregate.management.user_admin import delete_user_and_keys
 from faregate.management.users import _AFF_ALPHABET, DISPLAY_NAME_MAX, user_view
 from faregate.principals import Principal
 from faregate.security.passwords import check_login_password, hash_password_async
@@ -79,14 +79,9 @@ async def update_self(me: Principal) -> Response:
 async def delete_self(me: Principal) -> Response:
     if me.user.role == m.ROLE_ROOT:
         return fail("the root user cannot delete itself")
-    async with in_transaction() as conn:
-        token_ids = [t.id for t in await m.Token.filter(user_id=me.user.id).using_db(conn).only("id")]
-        await m.Token.filter(user_id=me.user.id).using_db(conn).delete()
-        await m.User.filter(id=me.user.id).using_db(conn).delete()
-    gw = gateway()
-    for token_id in token_ids:
-        await gw.feed.publish("token", token_id)
-    await gw.feed.publish("user", me.user.id)
+    row = await m.User.get_or_none(id=me.user.id)
+    if row is not None:
+        await delete_user_and_keys(row)
     session.clear()
     return ok()
 
