@@ -9,7 +9,6 @@ from typing import Any
 
 from quart import Blueprint, Response, request
 from quart_schema import validate_request
-from tortoise.expressions import Q
 from tortoise.transactions import in_transaction
 
 from faregate.db import models as m
@@ -19,9 +18,10 @@ from faregate.management.common import (
     fail,
     gateway,
     get_str,
+    keyword_match,
     ok,
     page_data,
-    paging,
+    page_rows,
     parse_id,
     require,
     require_body,
@@ -66,7 +66,6 @@ async def _delete(ids: list[int]) -> int:
 @require(m.ROLE_ADMIN)
 async def search_channels(me: Principal) -> Response:
     """``?keyword`` (name or base URL contains it, or an exact id), ``group``, ``model``."""
-    page, size = paging()
     keyword = request.args.get("keyword", "").strip()
     group = request.args.get("group", "").strip()
     model = request.args.get("model", "").strip()
@@ -75,10 +74,7 @@ async def search_channels(me: Principal) -> Response:
         return fail("search terms too long", status=400)
     query = m.Channel.all()
     if keyword:
-        match = Q(name__icontains=keyword) | Q(base_url__icontains=keyword) | Q(tag__icontains=keyword)
-        if keyword.isdigit() and len(keyword) < 10:
-            match |= Q(id=int(keyword))
-        query = query.filter(match)
+        query = query.filter(keyword_match(keyword, "name", "base_url", "tag"))
     if group or model:  # the routing index knows which channel serves what, exactly
         abilities = m.Ability.all()
         if group:
@@ -87,8 +83,7 @@ async def search_channels(me: Principal) -> Response:
             abilities = abilities.filter(model=model)
         ids = {a.channel_id for a in await abilities.only("channel_id")}
         query = query.filter(id__in=list(ids))
-    total = await query.count()
-    rows = await query.order_by("-priority", "-id").offset((page - 1) * size).limit(size)
+    rows, total, page, size = await page_rows(query, "-priority", "-id")
     return ok(page_data([channel_view(r) for r in rows], total, page, size))
 
 

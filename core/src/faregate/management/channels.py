@@ -22,7 +22,7 @@ from faregate.management.common import (
     get_str,
     ok,
     page_data,
-    paging,
+    page_rows,
     parse_id,
     require,
     require_body,
@@ -134,7 +134,6 @@ async def list_channels(me: Principal) -> Response:
     """``?p&page_size&status&type&id_sort`` → ``{page, page_size, total, items,
     type_counts}``; ``type_counts`` follows the status filter but not the type filter,
     as new-api's (the UI's type tabs)."""
-    page, size = paging()
     query = _status_filter(m.Channel.all())
     type_arg = request.args.get("type", "").strip()
     if type_arg:
@@ -145,9 +144,8 @@ async def list_channels(me: Principal) -> Response:
         if not 0 <= channel_type <= INT32_MAX:
             return fail("type must be an integer")
         query = query.filter(type=channel_type)
-    total = await query.count()
     order = "-id" if request.args.get("id_sort") in ("true", "1") else "-priority"
-    rows = await query.order_by(order, "-id").offset((page - 1) * size).limit(size)
+    rows, total, page, size = await page_rows(query, order, "-id")
     counts = await (_status_filter(m.Channel.all()).annotate(n=Count("id")).group_by("type")
                     .values("type", "n"))
     type_counts = {str(c["type"]): c["n"] for c in counts}

@@ -6,10 +6,13 @@ import functools
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from quart import Response, current_app, request, session
 from tortoise.exceptions import IntegrityError, ValidationError
+from tortoise.expressions import Q
+from tortoise.models import Model
+from tortoise.queryset import QuerySet
 
 from faregate import jsonutil
 from faregate.db import models as m
@@ -24,6 +27,8 @@ log = logging.getLogger("faregate.management")
 
 INT32_MAX = 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+#: the latest unix time a filter or expiry may name (far past any date; inside BIGINT)
+TIME_MAX = 2**62
 MAX_PAGE = 10_000_000  # keeps (page - 1) * page_size far inside every database's OFFSET range
 DEFAULT_PAGE_SIZE = 10
 MAX_PAGE_SIZE = 100
@@ -31,6 +36,7 @@ MAX_PAGE_SIZE = 100
 _INT_RE = re.compile(r"-?[0-9]{1,19}")
 
 View = Callable[..., Awaitable[Response]]
+ModelT = TypeVar("ModelT", bound=Model)
 
 
 class BadInput(Exception):
@@ -148,6 +154,26 @@ def paging() -> tuple[int, int]:
     size = num("page_size") or num("ps") or num("size")
     size = DEFAULT_PAGE_SIZE if size <= 0 else min(size, MAX_PAGE_SIZE)
     return page, size
+
+
+async def page_rows(query: QuerySet[ModelT], *order: str) -> tuple[list[ModelT], int, int, int]:
+    """The page of ``query`` that ``p`` / ``page_size`` ask for, ordered by ``order``
+    (newest first by default): ``(rows, total, page, size)``."""
+    page, size = paging()
+    total = await query.count()
+    rows = await query.order_by(*(order or ("-id",))).offset((page - 1) * size).limit(size)
+    return list(rows), total, page, size
+
+
+def keyword_match(keyword: str, *fields: str) -> Q:
+    """Any of ``fields`` contains ``keyword`` (LIKE wildcards in it match themselves:
+    tortoise escapes them), or, for a number, the row id is ``keyword``."""
+    match = Q(**{f"{fields[0]}__icontains": keyword})
+    for name in fields[1:]:
+        match |= Q(**{f"{name}__icontains": keyword})
+    if keyword.isdigit() and len(keyword) < 10:
+        match |= Q(id=int(keyword))
+    return match
 
 
 def page_data(items: list[Any], total: int, page: int, size: int, **extra: Any) -> dict[str, Any]:

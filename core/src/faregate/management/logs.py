@@ -16,7 +16,20 @@ from tortoise.queryset import QuerySet
 
 from faregate import jsonutil
 from faregate.db import models as m
-from faregate.management.common import ACCESS, BadInput, fail, gateway, guarded, ok, page_data, paging, public, require
+from faregate.management.common import (
+    ACCESS,
+    INT32_MAX,
+    TIME_MAX,
+    BadInput,
+    fail,
+    gateway,
+    guarded,
+    ok,
+    page_data,
+    page_rows,
+    public,
+    require,
+)
 from faregate.principals import Principal, bearer_token
 from faregate.state.snapshot import ChannelEntry, TokenEntry
 
@@ -27,8 +40,6 @@ DELETE_BATCH = 1000
 #: the most rows ``/api/log/token`` returns (new-api: the newest 100)
 TOKEN_LOG_LIMIT = 100
 TEXT_FILTERS = {"username": 64, "token_name": 64, "model_name": 255, "group": 64, "request_id": 64}
-INT32_MAX = 2**31 - 1
-TIME_MAX = 2**62
 
 
 def _int_arg(name: str, lo: int, hi: int) -> int | None:
@@ -103,9 +114,7 @@ def _without_admin_info(other: str) -> str:
 
 
 async def _page(query: QuerySet[m.Log], *, admin: bool) -> Response:
-    page, size = paging()
-    total = await query.count()
-    rows = await query.order_by("-id").offset((page - 1) * size).limit(size)
+    rows, total, page, size = await page_rows(query)
     return ok(page_data([log_view(r, admin=admin) for r in rows], total, page, size))
 
 

@@ -13,17 +13,21 @@ from pydantic import BaseModel, Field, StringConstraints
 from quart import Blueprint, Response, request
 from quart_schema import document_response, validate_request
 from tortoise.expressions import F, Q
+from tortoise.queryset import QuerySet
 from tortoise.transactions import in_transaction
 
+from faregate.billing.pricing import MAX_QUOTA
 from faregate.db import models as m
 from faregate.management.common import (
+    TIME_MAX,
     fail,
     gateway,
     get_int,
     get_str,
+    keyword_match,
     ok,
     page_data,
-    paging,
+    page_rows,
     parse_id,
     require,
     require_body,
@@ -35,8 +39,7 @@ blueprint = Blueprint("redemptions", __name__)
 
 MAX_BATCH = 100
 NAME_MAX = 20
-QUOTA_MAX = 2**53
-TIME_MAX = 2**62
+QUOTA_MAX = MAX_QUOTA
 STATUSES = (m.REDEMPTION_ENABLED, m.REDEMPTION_DISABLED, m.REDEMPTION_USED)
 
 
@@ -46,10 +49,8 @@ def redemption_view(row: m.Redemption) -> dict[str, Any]:
             "used_user_id": row.used_user_id, "expired_time": row.expired_time}
 
 
-async def _page(query: Any) -> Response:
-    page, size = paging()
-    total = await query.count()
-    rows = await query.order_by("-id").offset((page - 1) * size).limit(size)
+async def _page(query: QuerySet[m.Redemption]) -> Response:
+    rows, total, page, size = await page_rows(query)
     return ok(page_data([redemption_view(r) for r in rows], total, page, size))
 
 
@@ -68,10 +69,7 @@ async def search_redemptions(me: Principal) -> Response:
         return fail("keyword must be at most 64 characters", status=400)
     query = m.Redemption.all()
     if keyword:
-        match = Q(name__icontains=keyword)
-        if keyword.isdigit() and len(keyword) < 10:
-            match |= Q(id=int(keyword))
-        query = query.filter(match)
+        query = query.filter(keyword_match(keyword, "name"))
     return await _page(query)
 
 

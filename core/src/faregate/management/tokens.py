@@ -21,6 +21,7 @@ from faregate.management.common import (
     get_str,
     ok,
     page_data,
+    page_rows,
     paging,
     parse_id,
     require,
@@ -109,10 +110,7 @@ def check_group(fields: dict[str, Any], me: Principal) -> None:
 @blueprint.get("/api/token/")
 @require(m.ROLE_USER)
 async def list_tokens(me: Principal) -> Response:
-    page, size = paging()
-    query = m.Token.filter(user_id=me.user.id)
-    total = await query.count()
-    rows = await query.order_by("-id").offset((page - 1) * size).limit(size)
+    rows, total, page, size = await page_rows(m.Token.filter(user_id=me.user.id))
     return ok(page_data(await token_views(rows), total, page, size))
 
 

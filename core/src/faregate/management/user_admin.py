@@ -10,9 +10,10 @@ from typing import Literal
 
 from quart import Blueprint, Response, request
 from quart_schema import validate_request
-from tortoise.expressions import F, Q
+from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
+from faregate.billing.pricing import MAX_QUOTA
 from faregate.db import models as m
 from faregate.management.common import (
     BadInput,
@@ -20,9 +21,10 @@ from faregate.management.common import (
     gateway,
     get_int,
     get_str,
+    keyword_match,
     ok,
     page_data,
-    paging,
+    page_rows,
     parse_id,
     require,
     require_body,
@@ -36,7 +38,7 @@ from faregate.security.passwords import hash_password_async
 blueprint = Blueprint("user_admin", __name__)
 
 KEYWORD_MAX = 64
-QUOTA_MAX = 2**53
+QUOTA_MAX = MAX_QUOTA
 
 
 def may_manage(me: Principal, target: m.User) -> bool:
@@ -49,22 +51,16 @@ def may_manage(me: Principal, target: m.User) -> bool:
 async def search_users(me: Principal) -> Response:
     """``?keyword=`` (contains, on username, display name or email; or an exact id) and
     ``?group=``."""
-    page, size = paging()
     keyword = request.args.get("keyword", "").strip()
     group = request.args.get("group", "").strip()
     if len(keyword) > KEYWORD_MAX or len(group) > 64 or "\x00" in keyword + group:
         return fail(f"keyword and group must be at most {KEYWORD_MAX} characters", status=400)
     query = m.User.all()
     if keyword:
-        # tortoise escapes LIKE's wildcards in icontains: "%" and "_" match themselves
-        match = Q(username__icontains=keyword) | Q(display_name__icontains=keyword) | Q(email__icontains=keyword)
-        if keyword.isdigit() and len(keyword) < 10:
-            match |= Q(id=int(keyword))
-        query = query.filter(match)
+        query = query.filter(keyword_match(keyword, "username", "display_name", "email"))
     if group:
         query = query.filter(group=group)
-    total = await query.count()
-    rows = await query.order_by("-id").offset((page - 1) * size).limit(size)
+    rows, total, page, size = await page_rows(query)
     return ok(page_data([user_view(r) for r in rows], total, page, size))
 
 

@@ -10,6 +10,7 @@ from quart import Blueprint, Response, session
 from tortoise.exceptions import IntegrityError
 
 from faregate import jsonutil
+from faregate.billing.pricing import MAX_QUOTA
 from faregate.db import models as m
 from faregate.management.common import BadInput, fail, gateway, get_str, ok, require, require_body
 from faregate.management.system import USERNAME_MAX, check_password
@@ -118,8 +119,8 @@ def _setting_fields(body: dict[str, object], *, admin: bool) -> dict[str, object
         raise BadInput(f"notify_type must be one of {', '.join(NOTIFY_TYPES)}", status=400)
     out["notify_type"] = notify
     threshold = body.get("quota_warning_threshold", 0)
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 2**53:
-        raise BadInput("quota_warning_threshold must be a number from 0 to 2^53", status=400)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= MAX_QUOTA:
+        raise BadInput(f"quota_warning_threshold must be a number from 0 to {MAX_QUOTA}", status=400)
     out["quota_warning_threshold"] = threshold
     for name in (*_URL_FIELDS, *_SECRET_FIELDS, "notification_email"):
         value = get_str(body, name, max_len=2048, default="", strip=True)

@@ -20,7 +20,7 @@ from faregate.management.common import (
     guarded,
     ok,
     page_data,
-    paging,
+    page_rows,
     parse_id,
     public,
     require,
@@ -137,9 +137,7 @@ async def generate_access_token(me: Principal) -> Response:
 @blueprint.get("/api/user/")
 @require(m.ROLE_ADMIN)
 async def list_users(me: Principal) -> Response:
-    page, size = paging()
-    total = await m.User.all().count()
-    rows = await m.User.all().order_by("-id").offset((page - 1) * size).limit(size)
+    rows, total, page, size = await page_rows(m.User.all())
     return ok(page_data([user_view(r) for r in rows], total, page, size))
 
 
