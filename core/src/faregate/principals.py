@@ -20,6 +20,13 @@ def bearer_token(headers: Mapping[str, str]) -> str | None:
     return None
 
 
+def split_api_key(presented: str) -> tuple[str, str]:
+    """``sk-<key>[-<channel id>]`` as clients send it: ``(key, pin)``, the stored key
+    (without ``sk-``) and the pinned channel id (``""`` when none). The one reader of that form."""
+    key, _, pin = presented.removeprefix("sk-").partition("-")
+    return key, pin
+
+
 @dataclass(slots=True)
 class AuthRequest:
     """What an authenticator may look at."""

@@ -16,7 +16,7 @@ from faregate import hookimpl
 from faregate.contracts import Authenticator
 from faregate.db import models as m
 from faregate.errors import GatewayError
-from faregate.principals import AuthRequest, Principal, bearer_token
+from faregate.principals import AuthRequest, Principal, bearer_token, split_api_key
 from faregate.services import Services
 
 
@@ -30,9 +30,7 @@ class ApiKeyAuthenticator:
         key = req.api_key or bearer_token(req.headers)
         if not key:
             return None
-        if key.startswith("sk-"):
-            key = key[3:]
-        key, _, pin = key.partition("-")
+        key, pin = split_api_key(key)
         services = self.services
         token = services.token_for_key(key)
         if token is None:

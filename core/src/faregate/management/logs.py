@@ -30,7 +30,7 @@ from faregate.management.common import (
     public,
     require,
 )
-from faregate.principals import Principal, bearer_token
+from faregate.principals import Principal, bearer_token, split_api_key
 from faregate.state.snapshot import ChannelEntry, TokenEntry
 
 blueprint = Blueprint("logs", __name__)
@@ -246,8 +246,7 @@ def by_api_key(view: TokenView) -> Callable[[], Awaitable[Response]]:
     async def wrapper() -> Response:
         gw = gateway()
         await gw.feed.catch_up()
-        key = bearer_token(cast("Mapping[str, str]", request.headers)) or ""
-        key = key.removeprefix("sk-").partition("-")[0]
+        key = split_api_key(bearer_token(cast("Mapping[str, str]", request.headers)) or "")[0]
         token = gw.services.token_for_key(key) if key else None
         if token is None:
             return fail("invalid API key", status=401)
