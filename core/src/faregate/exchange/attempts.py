@@ -81,13 +81,8 @@ async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
             ex.restart_attempt(original_body, original_raw)
         for rewriter in gw.request_rewriters:
             await await_me_maybe(rewriter.rewrite(ex))
-        target = UpstreamTarget(
-            base_url=channel.base_url or provider.default_base_url, key=random.choice(channel.keys),
-            model=ex.upstream_model, stream=summary.stream, channel_type=channel.type, other=channel.other,
-            settings=channel.setting, client_headers=ex.request.headers,
-        )
-        if provider.prepare_credential is not None:
-            target.key = await provider.prepare_credential(target)
+        target = await upstream_target(channel, provider, ex.upstream_model, stream=summary.stream,
+                                       client_headers=ex.request.headers)
         ex.secrets = (*channel.keys, target.key)
         passthrough = provider.native_format == ex.format.name and not channel.setting.get("force_convert")
         upstream_req = op.build(ex, provider, target, passthrough)
@@ -115,6 +110,19 @@ async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
     if last_error is not None:
         raise last_error
     raise model_not_found(ex.model, principal.group)
+
+
+async def upstream_target(channel: ChannelEntry, provider: Provider, model: str, *, stream: bool,
+                          client_headers: Mapping[str, str]) -> UpstreamTarget:
+    """Where and as whom one call to ``channel`` goes: its base URL (else the provider's
+    default), one of its keys, turned into the upstream's credential where the provider
+    needs a token exchange. ``model`` is the upstream's name (after the channel's mapping)."""
+    target = UpstreamTarget(base_url=channel.base_url or provider.default_base_url, key=random.choice(channel.keys),
+                            model=model, stream=stream, channel_type=channel.type, other=channel.other,
+                            settings=channel.setting, client_headers=client_headers)
+    if provider.prepare_credential is not None:
+        target.key = await provider.prepare_credential(target)
+    return target
 
 
 def choose(ex: Exchange, attempt: int, excluded: set[int]) -> ChannelEntry | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import time
 from typing import Any
 
@@ -19,7 +18,7 @@ from faregate.canonical import ChatRequest, Message, TextPart
 from faregate.contracts import Provider, UpstreamRequest, UpstreamTarget
 from faregate.db import models as m
 from faregate.errors import GatewayError, shield
-from faregate.exchange.attempts import MAX_ERROR_BODY, apply_header_override
+from faregate.exchange.attempts import MAX_ERROR_BODY, apply_header_override, upstream_target
 from faregate.exchange.routing import map_model
 from faregate.gateway import Gateway
 from faregate.management.common import fail, gateway, ok, parse_id, require
@@ -34,13 +33,9 @@ TEST_PROMPT = "hi"
 TEST_MAX_TOKENS = 16
 
 
-async def _target(gw: Gateway, entry: ChannelEntry, provider: Provider, model: str) -> UpstreamTarget:
-    target = UpstreamTarget(base_url=entry.base_url or provider.default_base_url, key=random.choice(entry.keys),
-                            model=map_model(entry.model_mapping, model), stream=False, channel_type=entry.type,
-                            other=entry.other, settings=entry.setting, client_headers={})
-    if provider.prepare_credential is not None:
-        target.key = await provider.prepare_credential(target)
-    return target
+async def _target(entry: ChannelEntry, provider: Provider, model: str) -> UpstreamTarget:
+    return await upstream_target(entry, provider, map_model(entry.model_mapping, model), stream=False,
+                                 client_headers={})
 
 
 async def _send(gw: Gateway, req: UpstreamRequest, secrets: tuple[str, ...],
@@ -56,8 +51,9 @@ async def _send(gw: Gateway, req: UpstreamRequest, secrets: tuple[str, ...],
     except UpstreamTransportError as exc:
         raise GatewayError(502, f"the request failed: {type(exc).__name__}", code="do_request_failed") from None
     if resp.status_code != 200:
-        err = shield(provider.parse_error(resp.status_code, body), secrets, 200)  # the admin sees the text
-        raise GatewayError(resp.status_code, f"upstream answered {resp.status_code}: {err.message}")
+        err = shield(provider.parse_error(resp.status_code, body), secrets, resp.status_code)
+        # the admin sees the upstream's (redacted) words, not the neutral message a caller gets
+        raise GatewayError(resp.status_code, f"upstream answered {resp.status_code}: {err.detail or err.message}")
     return body, time.perf_counter() - started
 
 
@@ -70,7 +66,7 @@ async def test_one(gw: Gateway, row: m.Channel, model: str | None) -> tuple[bool
     if not model:
         return False, "the channel lists no model to test with", 0.0
     try:
-        target = await _target(gw, entry, provider, model)
+        target = await _target(entry, provider, model)
         req = provider.build_request(ChatRequest(model=model, messages=[Message("user", [TextPart(TEST_PROMPT)])],
                                                  max_tokens=TEST_MAX_TOKENS), target)
         apply_header_override(req, entry.header_override, target.key)
@@ -130,7 +126,7 @@ async def fetch_models(channel_id: str, me: Principal) -> Response:
     provider = gw.providers.get(entry.type)
     if provider is None:
         return fail(f"no installed plugin serves channel type {entry.type}")
-    target = await _target(gw, entry, provider, entry.models[0] if entry.models else "")
+    target = await _target(entry, provider, entry.models[0] if entry.models else "")
     req = provider.models_request(target)
     if req is None:
         return fail("this channel type cannot list its models")
