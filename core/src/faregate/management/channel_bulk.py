@@ -5,8 +5,9 @@ rebuilding the routing index (``fix``). Every change is published to the other w
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Annotated
 
+from pydantic import StringConstraints
 from quart import Blueprint, Response, request
 from quart_schema import validate_request
 from tortoise.transactions import in_transaction
@@ -14,7 +15,6 @@ from tortoise.transactions import in_transaction
 from faregate.db import models as m
 from faregate.management.channels import GROUP_NAME_MAX, MODEL_NAME_MAX, channel_view, rebuild_abilities
 from faregate.management.common import (
-    BadInput,
     fail,
     gateway,
     get_str,
@@ -32,20 +32,8 @@ from faregate.state.snapshot import split_list
 
 blueprint = Blueprint("channel_bulk", __name__)
 
-MAX_IDS = 1000
 KEYWORD_MAX = 128
 TAG_MAX = 128
-
-
-def _ids(body: dict[str, Any]) -> list[int]:
-    ids = body.get("ids")
-    if not isinstance(ids, list) or not ids or len(ids) > MAX_IDS:
-        raise _bad(f"ids must be a list of 1 to {MAX_IDS} channel ids")
-    return [parse_id(i, text=False) for i in ids]
-
-
-def _bad(message: str) -> Exception:
-    return BadInput(message, status=400)
 
 
 async def _publish(ids: list[int]) -> None:
@@ -107,12 +95,17 @@ async def batch_delete(data: IdList, me: Principal) -> Response:
     return ok(await _delete(data.ids))
 
 
+class BatchTag(IdList):
+    """``{ids, tag}``; an empty or absent tag clears it."""
+
+    tag: Annotated[str, StringConstraints(strip_whitespace=True, max_length=TAG_MAX)] | None = None
+
+
 @blueprint.post("/api/channel/batch/tag")
 @require(m.ROLE_ADMIN)
-async def batch_tag(me: Principal) -> Response:
-    body = await require_body()
-    ids = _ids(body)
-    tag = get_str(body, "tag", max_len=TAG_MAX, strip=True)
+@validate_request(BatchTag)
+async def batch_tag(data: BatchTag, me: Principal) -> Response:
+    ids, tag = data.ids, data.tag
     async with in_transaction() as conn:
         changed = await m.Channel.filter(id__in=ids).using_db(conn).update(tag=tag or None)
         await m.Ability.filter(channel_id__in=ids).using_db(conn).update(tag=tag or None)
