@@ -27,6 +27,11 @@ class User(Model):
     request_count = fields.IntField(default=0)
     group = fields.CharField(max_length=64, default="default")
     aff_code = fields.CharField(max_length=32, null=True, unique=True)
+    # columns added after the first release carry a database default: existing rows get it
+    aff_count = fields.IntField(default=0, db_default=0)  # users who registered with this user's code
+    aff_quota = fields.BigIntField(default=0, db_default=0)  # invitation rewards not yet moved into quota
+    aff_history = fields.BigIntField(default=0, db_default=0)  # every invitation reward ever earned
+    inviter_id = fields.IntField(default=0, db_default=0)
     remark = fields.CharField(max_length=255, default="")
     setting = fields.TextField(default="")
     created_at = fields.BigIntField(default=0)
@@ -90,6 +95,8 @@ class Channel(Model):
     param_override = fields.TextField(default="")
     header_override = fields.TextField(default="")
     remark = fields.CharField(max_length=255, default="")
+    #: multi-key state as new-api's channel_info JSON: {multi_key_mode, multi_key_status_list…}
+    channel_info = fields.TextField(default="", db_default="")
 
     class Meta:
         table = "channels"
@@ -131,6 +138,43 @@ class Redemption(Model):
 
     class Meta:
         table = "redemptions"
+
+
+class Vendor(Model):
+    """Who makes a model (new-api's vendors): shown beside model metadata."""
+
+    id = fields.IntField(primary_key=True)
+    name = fields.CharField(max_length=128, unique=True)
+    description = fields.TextField(default="")
+    icon = fields.CharField(max_length=128, default="")
+    status = fields.IntField(default=1)
+    created_time = fields.BigIntField(default=0)
+    updated_time = fields.BigIntField(default=0)
+
+    class Meta:
+        table = "vendors"
+
+
+class ModelMeta(Model):
+    """Model metadata (new-api's ``models`` table): what the pricing page and the console
+    show about a model. ``name_rule`` 0 matches the name exactly, 1 as a prefix, 2 as a
+    substring, 3 as a suffix."""
+
+    id = fields.IntField(primary_key=True)
+    model_name = fields.CharField(max_length=255, unique=True)
+    description = fields.TextField(default="")
+    icon = fields.CharField(max_length=128, default="")
+    tags = fields.CharField(max_length=255, default="")
+    vendor_id = fields.IntField(default=0, db_index=True)
+    endpoints = fields.TextField(default="")
+    status = fields.IntField(default=1)
+    sync_official = fields.IntField(default=1)  # 1: an upstream sync may overwrite this row
+    name_rule = fields.IntField(default=0)
+    created_time = fields.BigIntField(default=0)
+    updated_time = fields.BigIntField(default=0)
+
+    class Meta:
+        table = "models"
 
 
 class Option(Model):
