@@ -675,6 +675,44 @@ async def test_hook_register_payment_providers(make_gateway: Any) -> None:
     assert resp.json() == {"user_id": 7, "amount": 500_000}
 
 
+async def test_hook_register_second_factors(make_gateway: Any) -> None:
+    class PinFactor:
+        method = "2fa"
+
+        def __init__(self) -> None:
+            self.pins: dict[int, str] = {}
+
+        async def enrolled(self, user_id: int) -> bool:
+            return user_id in self.pins
+
+        def verify(self, user_id: int, code: str, session: Any) -> bool:
+            session["pin_checked"] = True  # the session is the login session: it persists
+            return self.pins.get(user_id) == code
+
+        def reset(self, user_id: int) -> bool:
+            return self.pins.pop(user_id, None) is not None
+
+    factor = PinFactor()
+
+    class FactorPlugin:
+        __name__ = "hooktest-factor"
+
+        @hookimpl
+        def register_second_factors(self, register: Callable[[Any], None], services: Services) -> None:
+            register(factor)
+            register(PinFactor())  # a duplicate method: the first registration wins
+
+    server = await make_gateway(plugins=load_plugins(allow=[], extra=[FactorPlugin()]))
+    assert server.gateway.second_factors == {"2fa": factor}
+    admin = AdminClient(server.base_url)
+    await admin.setup_root()
+    assert admin.user_id is not None
+    factor.pins[admin.user_id] = "2468"
+    assert (await admin.call("POST", "/api/verify", json={"method": "2fa", "code": "1357"}))["success"] is False
+    assert (await admin.ok("POST", "/api/verify", json={"method": "2fa", "code": "2468"}))["verified"] is True
+    await admin.close()
+
+
 class AliasSQLite(StorageBackend):
     """SQLite under another URL scheme: enough to show how a backend is chosen."""
 

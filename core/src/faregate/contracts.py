@@ -10,7 +10,7 @@ by the ledger). Plugins import all of this through :mod:`faregate.api`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -337,6 +337,25 @@ class PaymentProvider(Protocol):
     (docs/plugin-hooks.md), and its webhook routes come through ``register_routes``."""
 
     name: str
+
+
+class SecondFactor(Protocol):
+    """A second proof of who a user is (TOTP, passkeys…), named by ``method`` (``"2fa"``,
+    ``"passkey"``: the names ``POST /api/verify`` takes). The core asks it whether a user
+    has enrolled, to check a code before secrets are revealed, and to remove a user's
+    enrolment when an admin resets it. Each method may be async. ``verify`` gets the
+    login session so a ceremony begun on an earlier request (a WebAuthn challenge) can
+    be finished."""
+
+    method: str
+
+    def enrolled(self, user_id: int) -> bool | Awaitable[bool]: ...
+
+    def verify(self, user_id: int, code: str, session: MutableMapping[str, Any]) -> bool | Awaitable[bool]: ...
+
+    def reset(self, user_id: int) -> bool | Awaitable[bool]:
+        """Remove the user's enrolment; True when there was one."""
+        ...
 
 
 @dataclass(slots=True)

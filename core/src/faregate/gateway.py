@@ -14,7 +14,15 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from faregate.billing.ledger import QuotaLedger, sweep_dead_workers
-from faregate.contracts import DbModels, EndpointDriver, InboundFormat, PaymentProvider, Provider, StorageBackend
+from faregate.contracts import (
+    DbModels,
+    EndpointDriver,
+    InboundFormat,
+    PaymentProvider,
+    Provider,
+    SecondFactor,
+    StorageBackend,
+)
 from faregate.db import models as m
 from faregate.db import storage
 from faregate.hooks import GatewayHooks
@@ -90,6 +98,8 @@ class Gateway:
         self.usage_recorders = hooks.usage_recorders(services)
         self.payment_providers: dict[str, PaymentProvider] = first_by_name(hooks.payment_providers(services),
                                                                            "payment provider")
+        self.second_factors: dict[str, SecondFactor] = first_by_name(hooks.second_factors(services),
+                                                                     "second factor", key="method")
         self.storage_backends: list[StorageBackend] = hooks.storage_backends()
         self.db_models: list[DbModels] = list(first_by_name(hooks.db_models(), "tables of app", key="app").values())
         data_dir = self.settings.data_dir

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         Provider,
         QuotaCheck,
         RequestRewriter,
+        SecondFactor,
         StorageBackend,
         UsageRecorder,
     )
@@ -117,6 +118,9 @@ class GatewayHooks:
 
     def payment_providers(self, services: Services) -> list[PaymentProvider]:
         return collect(self.hook.register_payment_providers, services=services)
+
+    def second_factors(self, services: Services) -> list[SecondFactor]:
+        return collect(self.hook.register_second_factors, services=services)
 
     async def startup(self, app: Quart, services: Services) -> None:
         await acall_all(self.hook.startup(app=app, services=services))

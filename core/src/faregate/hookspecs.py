@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         Provider,
         QuotaCheck,
         RequestRewriter,
+        SecondFactor,
         StorageBackend,
         UsageRecorder,
     )
@@ -191,6 +192,17 @@ def register_payment_providers(register: Callable[[PaymentProvider], None], serv
     """Add payment gateways (top-ups). Their webhooks come through ``register_routes``.
 
     :param register: call with an object with ``name``.
+    :param services: the plugins' door to the running gateway.
+    """
+
+
+@hookspec
+def register_second_factors(register: Callable[[SecondFactor], None], services: Services) -> None:
+    """Add second factors (TOTP, passkeys): ``POST /api/verify`` checks them before a
+    secret is revealed, and the admin's reset routes remove a user's enrolment.
+
+    :param register: call with an object with ``method``, ``enrolled(user_id)``,
+        ``verify(user_id, code, session)`` and ``reset(user_id)``.
     :param services: the plugins' door to the running gateway.
     """
 

@@ -15,19 +15,28 @@ if TYPE_CHECKING:
 def register_management(app: Quart, gateway: Gateway) -> None:
     from faregate.management import (
         channel_bulk,
+        channel_keys,
         channel_probe,
         channels,
+        dashboard,
+        invitations,
         logs,
+        model_meta,
         redemptions,
         site,
         system,
         tokens,
+        uptime,
         user_admin,
+        user_factors,
         user_self,
         users,
+        vendors,
+        verification,
     )
 
     # the users' fixed paths (/api/user/self, /search) before the blueprint with /api/user/<id>
-    for module in (system, site, user_self, user_admin, users, channel_bulk, channel_probe, channels, tokens, logs,
-                   redemptions):
+    for module in (system, site, uptime, dashboard, verification, user_self, invitations, user_factors, user_admin,
+                   users, channel_keys, channel_bulk, channel_probe, channels, tokens, logs, redemptions, vendors,
+                   model_meta):
         app.register_blueprint(module.blueprint)

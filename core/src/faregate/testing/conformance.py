@@ -394,6 +394,24 @@ class StorageConformance:
         assert await m.Log.filter(model_name="模型-🚀").count() == 1
         assert await m.User.filter(display_name=CJK[:20]).count() == 1
 
+    async def test_hourly_consumption_sums(self, storage: dict[str, Any]) -> None:
+        """The dashboard's per-hour sums: the hour is computed by the engine itself (integer
+        division differs between them)."""
+        from faregate.management.dashboard import consumption_by_model_hour
+
+        hour = 1_700_000_000 - 1_700_000_000 % 3600
+        rows = [(hour + 5, "a", 10), (hour + 3599, "a", 20), (hour + 3600, "a", 40), (hour + 10, "b", 1),
+                (hour + 7300, "b", 2)]
+        await m.Log.bulk_create([m.Log(user_id=7, username="u7", created_at=t, type=m.LOG_CONSUME, model_name=name,
+                                       quota=q, prompt_tokens=q, completion_tokens=1) for t, name, q in rows])
+        await m.Log.create(user_id=7, created_at=hour + 1, type=m.LOG_TOPUP, model_name="a", quota=999)
+        query = m.Log.filter(type=m.LOG_CONSUME, created_at__gte=hour, created_at__lte=hour + 7200)
+        got = [(r["created_at"], r["model_name"], r["count"], r["quota"], r["token_used"])
+               for r in await consumption_by_model_hour(query)]
+        assert got == [(hour, "a", 2, 30, 32), (hour, "b", 1, 1, 2), (hour + 3600, "a", 1, 40, 41)]
+        by_user = await consumption_by_model_hour(query.filter(model_name="b"), "user_id", "username")
+        assert [(r["user_id"], r["username"], r["quota"]) for r in by_user] == [(7, "u7", 1)]
+
     # ---- concurrency -----------------------------------------------------------------
     async def test_conditional_update_never_overdraws(self, storage: dict[str, Any]) -> None:
         quota, n, attempts = 1000, 70, 20

@@ -1,0 +1,166 @@
+"""The dashboard's figures (new-api's ``/api/data``): consumption per model and hour over a
+time range, for everyone (admin), per user (admin), or for the caller; and the models a
+user may call, per channel type (``GET /api/models``, the dashboard's model list).
+
+new-api keeps a ``quota_data`` table of hourly sums, filled from memory every few minutes
+(lost on a crash, and a second copy of what the logs say). Here the sums are read from the
+consume logs themselves, grouped by hour in the database over an index on ``created_at``:
+one truth, never behind, and the range is bounded so one call cannot scan the whole table
+by accident."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from quart import Blueprint, Response, request
+from quart_schema import document_response
+from tortoise import connections
+from tortoise.expressions import RawSQL
+from tortoise.functions import Count, Sum
+from tortoise.queryset import QuerySet
+
+from faregate.db import models as m
+from faregate.management.common import TIME_MAX, BadInput, fail, gateway, ok, require
+from faregate.principals import Principal
+
+blueprint = Blueprint("dashboard", __name__)
+
+HOUR = 3600
+#: new-api refuses a user's range over one month; an admin's is bounded to a year
+SELF_SPAN, ADMIN_SPAN = 30 * 24 * HOUR, 366 * 24 * HOUR
+USERNAME_MAX = 64
+
+
+class QuotaRow(BaseModel):
+    model_name: str
+    created_at: int  # the hour (unix time, a multiple of 3600)
+    count: int
+    quota: int
+    token_used: int
+    user_id: int | None = None
+    username: str | None = None
+
+
+class QuotaRows(BaseModel):
+    success: bool
+    message: str
+    data: list[QuotaRow] | None = None
+
+
+class UserQuotaRow(BaseModel):
+    user_id: int
+    username: str
+    count: int
+    quota: int
+    token_used: int
+
+
+class UserQuotaRows(BaseModel):
+    success: bool
+    message: str
+    data: list[UserQuotaRow] | None = None
+
+
+class ModelsByType(BaseModel):
+    success: bool
+    message: str
+    data: dict[str, list[str]] | None = None
+
+
+def _hour_bucket() -> RawSQL:
+    """``created_at`` truncated to the hour, in each engine's integer arithmetic (MySQL's
+    ``/`` is decimal division; ``DIV`` is its integer one)."""
+    dialect = connections.get("default").capabilities.dialect
+    return RawSQL("(created_at DIV 3600) * 3600" if dialect == "mysql" else "(created_at / 3600) * 3600")
+
+
+def _range(span: int) -> tuple[int, int]:
+    """``start_timestamp`` / ``end_timestamp``, both required (new-api answers 400 without
+    them), at most ``span`` seconds apart."""
+    bounds = []
+    for name in ("start_timestamp", "end_timestamp"):
+        text = request.args.get(name, "").strip()
+        if not (text.isascii() and text.isdigit()) or int(text) > TIME_MAX:
+            raise BadInput(f"{name} must be a unix time in seconds", status=400)
+        bounds.append(int(text))
+    start, end = bounds
+    if end < start:
+        raise BadInput("end_timestamp must not be before start_timestamp", status=400)
+    if end - start > span:
+        raise BadInput(f"the time range must not exceed {span // 86400} days")
+    return start, end
+
+
+def _consumed(start: int, end: int) -> QuerySet[m.Log]:
+    return m.Log.filter(type=m.LOG_CONSUME, created_at__gte=start, created_at__lte=end)
+
+
+async def consumption_by_model_hour(query: QuerySet[m.Log], *by_user: str) -> list[dict[str, Any]]:
+    """Sums per (model, hour[, user columns]), oldest hour first. The bucket is computed
+    by the database (tested on every engine by the storage conformance suite)."""
+    groups = ("model_name", "hour", *by_user)
+    rows = await (query.annotate(hour=_hour_bucket(), n=Count("id"), q=Sum("quota"), p=Sum("prompt_tokens"),
+                                 c=Sum("completion_tokens"))
+                  .group_by(*groups).order_by("hour", "model_name").values(*groups, "n", "q", "p", "c"))
+    out = []
+    for row in rows:
+        item = {"model_name": row["model_name"], "created_at": int(row["hour"]), "count": int(row["n"] or 0),
+                "quota": int(row["q"] or 0), "token_used": int(row["p"] or 0) + int(row["c"] or 0)}
+        for name in by_user:
+            item[name] = row[name]
+        out.append(item)
+    return out
+
+
+@blueprint.get("/api/data/")
+@require(m.ROLE_ADMIN)
+@document_response(QuotaRows)
+async def all_quota_data(me: Principal) -> Response:
+    """Everyone's consumption per model and hour; ``?username=`` narrows it to one user."""
+    start, end = _range(ADMIN_SPAN)
+    username = request.args.get("username", "").strip()
+    if len(username) > USERNAME_MAX or "\x00" in username:
+        return fail(f"username must be at most {USERNAME_MAX} characters", status=400)
+    query = _consumed(start, end)
+    if username:
+        return ok(await consumption_by_model_hour(query.filter(username=username), "user_id", "username"))
+    return ok(await consumption_by_model_hour(query))
+
+
+@blueprint.get("/api/data/users")
+@require(m.ROLE_ADMIN)
+@document_response(UserQuotaRows)
+async def users_quota_data(me: Principal) -> Response:
+    """Consumption per user over the range, the biggest spenders first (at most 100)."""
+    start, end = _range(ADMIN_SPAN)
+    rows = await (_consumed(start, end)
+                  .annotate(n=Count("id"), q=Sum("quota"), p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
+                  .group_by("user_id", "username").order_by("-q").limit(100)
+                  .values("user_id", "username", "n", "q", "p", "c"))
+    return ok([{"user_id": r["user_id"], "username": r["username"], "count": int(r["n"] or 0),
+                "quota": int(r["q"] or 0), "token_used": int(r["p"] or 0) + int(r["c"] or 0)} for r in rows])
+
+
+@blueprint.get("/api/data/self")
+@require(m.ROLE_USER)
+@document_response(QuotaRows)
+async def self_quota_data(me: Principal) -> Response:
+    start, end = _range(SELF_SPAN)
+    return ok(await consumption_by_model_hour(_consumed(start, end).filter(user_id=me.user.id)))
+
+
+@blueprint.get("/api/models")
+@require(m.ROLE_USER)
+@document_response(ModelsByType)
+async def dashboard_models(me: Principal) -> Response:
+    """new-api's ``DashboardListModels``: channel type → the models the caller's usable
+    groups reach through enabled channels of that type. From the in-memory snapshot."""
+    snapshot = gateway().snapshot
+    groups = set(snapshot.options.usable_groups(me.user.group))
+    by_type: dict[str, set[str]] = {}
+    for channel in snapshot.channels.values():
+        if channel.status != m.CHANNEL_ENABLED or not groups.intersection(channel.groups):
+            continue
+        by_type.setdefault(str(channel.type), set()).update(channel.models)
+    return ok({kind: sorted(models) for kind, models in sorted(by_type.items())})

@@ -1,0 +1,7 @@
+"""(placeholder)"""
+
+from __future__ import annotations
+
+from quart import Blueprint
+
+blueprint = Blueprint("vendors", __name__)
