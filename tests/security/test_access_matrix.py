@@ -1,6 +1,6 @@
 """The role × route matrix (issue 10): every management route declares who may call it,
-and refuses everyone below that level (anonymous, a user, an admin, an API key used as a
-session); a user never reads or changes another user's keys or logs (BOLA); no answer
+and refuses everyone below that level (anonymous, a user, an admin, their access tokens,
+an API key used as a session); a user never reads or changes another user's keys or logs (BOLA); no answer
 carries a secret."""
 
 from __future__ import annotations
@@ -59,7 +59,17 @@ async def test_every_route_refuses_callers_below_its_level(gateway: GatewayServe
     boss = await _session(gateway, admin, "adminuser", m.ROLE_ADMIN)
     api_key = await admin.add_token()
     anonymous = httpx.AsyncClient(base_url=gateway.base_url)
+    # access tokens (the management API's keys) carry their user's role, no more
+    user_token = await user.ok("GET", "/api/user/token")
+    boss_token = await boss.ok("GET", "/api/user/token")
+
+    def by_token(token: str, user_id: Any) -> Any:
+        return lambda method, path: anonymous.request(
+            method, path, json={}, headers={"Authorization": token, "New-Api-User": str(user_id)})
+
     callers: list[tuple[str, int, Any]] = [
+        ("user's access token", m.ROLE_USER, by_token(user_token, user.user_id)),
+        ("admin's access token", m.ROLE_ADMIN, by_token(boss_token, boss.user_id)),
         ("anonymous", 0, lambda method, path: anonymous.request(method, path, json={})),
         ("API key as a session", 0, lambda method, path: anonymous.request(
             method, path, json={}, headers={"Authorization": f"Bearer {api_key}", "New-Api-User": "1"})),
