@@ -17,6 +17,7 @@ def register_management(app: Quart, gateway: Gateway) -> None:
         channel_bulk,
         channel_keys,
         channel_probe,
+        channel_reveal,
         channels,
         dashboard,
         invitations,
@@ -37,6 +38,6 @@ def register_management(app: Quart, gateway: Gateway) -> None:
 
     # the users' fixed paths (/api/user/self, /search) before the blueprint with /api/user/<id>
     for module in (system, site, uptime, dashboard, verification, user_self, invitations, user_factors, user_admin,
-                   users, channel_keys, channel_bulk, channel_probe, channels, tokens, logs, redemptions, vendors,
-                   model_meta):
+                   users, channel_keys, channel_reveal, channel_bulk, channel_probe, channels, tokens, logs,
+                   redemptions, vendors, model_meta):
         app.register_blueprint(module.blueprint)
