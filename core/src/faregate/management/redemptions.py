@@ -9,7 +9,7 @@ import time
 import uuid
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import Field, StringConstraints
 from quart import Blueprint, Response, request
 from quart_schema import document_response, validate_request
 from tortoise.expressions import F, Q
@@ -22,17 +22,14 @@ from faregate.management.common import (
     TIME_MAX,
     fail,
     gateway,
-    get_int,
-    get_str,
     keyword_match,
     ok,
     page_data,
     page_rows,
     parse_id,
     require,
-    require_body,
 )
-from faregate.management.openapi import Body
+from faregate.management.openapi import INT64, Body, Done, Ok, Page, RowId, Shape
 from faregate.principals import Principal
 
 blueprint = Blueprint("redemptions", __name__)
@@ -40,7 +37,19 @@ blueprint = Blueprint("redemptions", __name__)
 MAX_BATCH = 100
 NAME_MAX = 20
 QUOTA_MAX = MAX_QUOTA
-STATUSES = (m.REDEMPTION_ENABLED, m.REDEMPTION_DISABLED, m.REDEMPTION_USED)
+
+
+class RedemptionView(Shape):
+    id: int
+    user_id: int
+    key: str
+    status: int
+    name: str
+    quota: int
+    created_time: int
+    redeemed_time: int
+    used_user_id: int
+    expired_time: int
 
 
 def redemption_view(row: m.Redemption) -> dict[str, Any]:
@@ -56,12 +65,14 @@ async def _page(query: QuerySet[m.Redemption]) -> Response:
 
 @blueprint.get("/api/redemption/")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[Page[RedemptionView]])
 async def list_redemptions(me: Principal) -> Response:
     return await _page(m.Redemption.all())
 
 
 @blueprint.get("/api/redemption/search")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[Page[RedemptionView]])
 async def search_redemptions(me: Principal) -> Response:
     """``?keyword=``: name contains it (wildcards literal), or an exact id."""
     keyword = request.args.get("keyword", "").strip()
@@ -75,22 +86,37 @@ async def search_redemptions(me: Principal) -> Response:
 
 @blueprint.get("/api/redemption/<redemption_id>")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[RedemptionView])
 async def get_redemption(redemption_id: str, me: Principal) -> Response:
     row = await m.Redemption.get_or_none(id=parse_id(redemption_id))
     return ok(redemption_view(row)) if row is not None else fail("redemption code not found")
 
 
-class RedemptionCreate(Body):
+Expiry = Annotated[int, Field(ge=0, le=TIME_MAX, description="unix seconds; 0: never")]
+
+
+class RedemptionEcho(Body):
+    """What new-api's UI sends beside the writable fields (its form's ``amount``, the quota
+    shown as money; the code it loaded): accepted and ignored."""
+
+    amount: float | None = None
+    user_id: INT64 | None = None
+    key: Annotated[str, Field(max_length=64)] | None = None
+    created_time: INT64 | None = None
+    redeemed_time: INT64 | None = None
+    used_user_id: INT64 | None = None
+    DeletedAt: Annotated[str, Field(max_length=64)] | None = None  # GORM's soft-delete column
+
+
+class RedemptionCreate(RedemptionEcho):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=NAME_MAX)]
     count: Annotated[int, Field(ge=1, le=MAX_BATCH)] = 1
     quota: Annotated[int, Field(ge=1, le=QUOTA_MAX)]
-    expired_time: Annotated[int, Field(ge=0, le=TIME_MAX, description="unix seconds; 0: never")] = 0
+    expired_time: Expiry = 0
 
 
-class Keys(BaseModel):
-    success: bool
-    message: str
-    data: list[str]
+class Keys(Ok[list[str]]):
+    """The new codes."""
 
 
 @blueprint.post("/api/redemption/")
@@ -102,7 +128,7 @@ async def create_redemptions(data: RedemptionCreate, me: Principal) -> Response:
     name, count, quota, expires = data.name, data.count, data.quota, data.expired_time
     now = int(time.time())
     if expires and expires < now:
-        return fail("the expiry time is in the past", status=400)
+        return fail("expired_time: the expiry time is in the past", status=400)
     keys = [uuid.uuid4().hex for _ in range(count)]
     async with in_transaction() as conn:
         for key in keys:
@@ -111,30 +137,37 @@ async def create_redemptions(data: RedemptionCreate, me: Principal) -> Response:
     return ok(keys)
 
 
+class RedemptionUpdate(RedemptionEcho):
+    """Absent or null (and an empty name) leave a field unchanged."""
+
+    id: RowId
+    name: Annotated[str, StringConstraints(strip_whitespace=True, max_length=NAME_MAX)] | None = None
+    quota: Annotated[int, Field(ge=1, le=QUOTA_MAX)] | None = None
+    expired_time: Expiry | None = None
+    status: Annotated[int, Field(ge=m.REDEMPTION_ENABLED, le=m.REDEMPTION_DISABLED,
+                                 description="1 enabled, 2 disabled")] | None = None
+    count: INT64 | None = None  # the creation form's, ignored
+
+
 @blueprint.put("/api/redemption/")
 @require(m.ROLE_ADMIN)
-async def update_redemption(me: Principal) -> Response:
+@validate_request(RedemptionUpdate)
+@document_response(Ok[RedemptionView])
+async def update_redemption(data: RedemptionUpdate, me: Principal) -> Response:
     """Partial update; ``?status_only=1`` changes only the status. A used code stays used."""
-    body = await require_body()
-    row = await m.Redemption.get_or_none(id=parse_id(body.get("id"), text=False))
+    row = await m.Redemption.get_or_none(id=data.id)
     if row is None:
         return fail("redemption code not found")
     fields: dict[str, Any] = {}
-    status = get_int(body, "status")
-    if status is not None:
-        if status not in (m.REDEMPTION_ENABLED, m.REDEMPTION_DISABLED):
-            return fail("status must be 1 (enabled) or 2 (disabled)", status=400)
-        fields["status"] = status
+    if data.status is not None:
+        fields["status"] = data.status
     if not request.args.get("status_only"):
-        name = get_str(body, "name", max_len=NAME_MAX, strip=True)
-        if name:
-            fields["name"] = name
-        quota = get_int(body, "quota", lo=1, hi=QUOTA_MAX)
-        if quota is not None:
-            fields["quota"] = quota
-        expires = get_int(body, "expired_time", lo=0, hi=TIME_MAX)
-        if expires is not None:
-            fields["expired_time"] = expires
+        if data.name:
+            fields["name"] = data.name
+        if data.quota is not None:
+            fields["quota"] = data.quota
+        if data.expired_time is not None:
+            fields["expired_time"] = data.expired_time
     # conditional: a code redeemed meanwhile is not re-enabled or changed
     changed = await m.Redemption.filter(id=row.id).exclude(status=m.REDEMPTION_USED).update(**fields) \
         if fields else 0
@@ -145,6 +178,7 @@ async def update_redemption(me: Principal) -> Response:
 
 @blueprint.delete("/api/redemption/invalid")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[int])
 async def delete_invalid(me: Principal) -> Response:
     """Every used, disabled or expired code; the count."""
     now = int(time.time())
@@ -155,6 +189,7 @@ async def delete_invalid(me: Principal) -> Response:
 
 @blueprint.delete("/api/redemption/<redemption_id>")
 @require(m.ROLE_ADMIN)
+@document_response(Done)
 async def delete_redemption(redemption_id: str, me: Principal) -> Response:
     deleted = await m.Redemption.filter(id=parse_id(redemption_id)).delete()
     return ok() if deleted else fail("redemption code not found")
@@ -167,6 +202,7 @@ class Redeem(Body):
 @blueprint.post("/api/user/topup")
 @require(m.ROLE_USER)
 @validate_request(Redeem)
+@document_response(Ok[int])
 async def redeem(data: Redeem, me: Principal) -> Response:
     """``{key}`` → the quota added. Credited exactly once, whoever races for the code."""
     key = data.key

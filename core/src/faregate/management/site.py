@@ -8,11 +8,13 @@ import time
 from typing import Any
 
 from quart import Blueprint, Response, session
+from quart_schema import document_response
 from tortoise import connections
 
 from faregate import jsonutil
 from faregate.db import models as m
 from faregate.management.common import fail, gateway, ok, public, require
+from faregate.management.openapi import Ok, Shape
 
 blueprint = Blueprint("site", __name__)
 
@@ -25,15 +27,33 @@ def _page_view(option: str) -> Any:
         return ok(gateway().snapshot.options.value(option))
 
     view.__name__ = f"page_{option}"
-    return public(view)
+    return public(document_response(Ok[str])(view))
 
 
 for _path, _option in _PAGES.items():
     blueprint.add_url_rule(_path, f"page_{_option}", _page_view(_option), methods=["GET"])
 
 
+class PriceItem(Shape):
+    model_name: str
+    quota_type: int
+    model_ratio: float
+    model_price: float
+    completion_ratio: float
+    owner_by: str
+    enable_groups: list[str]
+
+
+class Pricing(Ok[list[PriceItem]]):
+    """new-api's answer carries two figures beside ``data``."""
+
+    group_ratio: dict[str, float]
+    usable_group: dict[str, str]
+
+
 @blueprint.get("/api/pricing")
 @public
+@document_response(Pricing)
 async def pricing() -> Response:
     """Every model a channel serves in the caller's usable groups (a visitor: the default
     user's), with the prices that apply: new-api's ``{data, group_ratio, usable_group}``."""
@@ -59,8 +79,16 @@ async def pricing() -> Response:
     return Response(jsonutil.dumps(body), content_type="application/json")
 
 
+class RatioConfig(Shape):
+    model_ratio: dict[str, float]
+    completion_ratio: dict[str, float]
+    model_price: dict[str, float]
+    cache_ratio: dict[str, float]
+
+
 @blueprint.get("/api/ratio_config")
 @public
+@document_response(Ok[RatioConfig])
 async def ratio_config() -> Response:
     options = gateway().snapshot.options
     if not options.value("ExposeRatioEnabled"):
@@ -71,12 +99,18 @@ async def ratio_config() -> Response:
 
 @blueprint.get("/api/group/")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[list[str]])
 async def groups(me: Any) -> Response:
     return ok(sorted(gateway().snapshot.options.group_ratio))
 
 
+class DatabaseStatus(Shape):
+    database_ms: float
+
+
 @blueprint.get("/api/status/test")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[DatabaseStatus])
 async def status_test(me: Any) -> Response:
     """Pings the database: 503 when it does not answer."""
     started = time.perf_counter()

@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints
 from quart import Blueprint, Response
-from quart_schema import validate_request
+from quart_schema import document_response, validate_request
 from tortoise.exceptions import IntegrityError, OperationalError
 from tortoise.transactions import in_transaction
 
 from faregate import __version__, jsonutil
 from faregate.db import models as m
-from faregate.management.common import (
-    fail,
-    gateway,
-    get_bool,
-    get_str,
-    guarded,
-    ok,
-    public,
-    require,
-    require_body,
-)
-from faregate.management.openapi import Body
+from faregate.management.common import fail, gateway, guarded, ok, public, require
+from faregate.management.openapi import Body, Done, Ok, Shape
 from faregate.principals import Principal
 from faregate.security.passwords import hash_password_async
 from faregate.state.option_specs import OptionError
@@ -34,8 +24,15 @@ blueprint = Blueprint("system", __name__)
 ROOT_INITIAL_QUOTA = 100_000_000  # new-api gives a fresh root $200
 
 
+class SetupState(Shape):
+    status: bool
+    root_init: bool
+    database_type: str
+
+
 @blueprint.get("/api/setup")
 @public
+@document_response(Ok[SetupState])
 async def get_setup() -> Response:
     gw = gateway()
     return ok({
@@ -56,26 +53,42 @@ def check_password(password: Any) -> str | None:
     return None
 
 
+#: a password being set (new-api asks for at least 8 characters; the upper bound guards the hasher)
+Password = Annotated[str, Field(min_length=PASSWORD_MIN, max_length=PASSWORD_MAX)]
+Username = Annotated[str, StringConstraints(strip_whitespace=True, max_length=USERNAME_MAX)]
+
+
+class SetupBody(Body):
+    """new-api's setup form. ``confirmPassword`` is its web form's: when sent (even as
+    null) it must match; the spec's body is username + password only. The password is
+    checked after "already initialised": new-api's UI sends only the modes then."""
+
+    username: Username = "root"
+    password: Password | None = None
+    # new-api's names
+    confirmPassword: Annotated[str, Field(max_length=PASSWORD_MAX)] | None = None
+    SelfUseModeEnabled: bool | None = None
+    DemoSiteEnabled: bool | None = None
+
+
 @blueprint.post("/api/setup")
 @public
 @guarded
-async def post_setup() -> Response:
+@validate_request(SetupBody)
+@document_response(Done)
+async def post_setup(data: SetupBody) -> Response:
     """Create the root user once. There is no default password: the caller sets it."""
     gw = gateway()
     if await m.Setup.exists() or await m.User.filter(role=m.ROLE_ROOT).exists():
         return fail("the system is already initialised")
-    body = await require_body()
-    username = get_str(body, "username", max_len=USERNAME_MAX, default="root", strip=True) or "root"
-    password = body.get("password")
-    error = check_password(password)
-    if error:
-        return fail(error)
-    # new-api's web form sends confirmPassword; the spec's body is username + password only
-    if "confirmPassword" in body and body["confirmPassword"] != password:
+    username, password = data.username or "root", data.password
+    if password is None:
+        return fail(f"password must be {PASSWORD_MIN} to {PASSWORD_MAX} characters")
+    if "confirmPassword" in data.model_fields_set and data.confirmPassword != password:
         return fail("the two passwords differ")
-    modes = {key: get_bool(body, key) for key in ("SelfUseModeEnabled", "DemoSiteEnabled")}
-    # before the transaction: hashing is slow (check_password let only a str through)
-    password_hash = await hash_password_async(cast(str, password))
+    modes = {"SelfUseModeEnabled": data.SelfUseModeEnabled, "DemoSiteEnabled": data.DemoSiteEnabled}
+    # before the transaction: hashing is slow
+    password_hash = await hash_password_async(password)
     now = int(time.time())
     try:
         async with in_transaction() as conn:
@@ -95,8 +108,23 @@ async def post_setup() -> Response:
     return ok(message="setup complete")
 
 
+class StatusData(Shape):
+    version: str
+    start_time: int
+    system_name: str
+    quota_per_unit: float
+    display_in_currency: bool
+    quota_display_type: str
+    setup: bool
+    self_use_mode_enabled: bool
+    demo_site_enabled: bool
+    database_type: str
+    formats: list[str]
+
+
 @blueprint.get("/api/status")
 @public
+@document_response(Ok[StatusData])
 async def status() -> Response:
     gw = gateway()
     options = gw.snapshot.options
@@ -115,8 +143,17 @@ async def status() -> Response:
     })
 
 
+class PluginReportView(Shape):
+    name: str
+    version: str | None
+    hooks: list[str]
+    error: str | None
+    builtin: bool
+
+
 @blueprint.get("/api/plugins")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[list[PluginReportView]])
 async def plugins(me: Principal) -> Response:
     """Every plugin: name, version, the hooks it implements, and load errors."""
     return ok([r.as_dict() for r in gateway().plugins.reports])
@@ -125,8 +162,14 @@ async def plugins(me: Principal) -> Response:
 SECRET_SUFFIXES = ("Token", "Secret", "Key", "secret", "api_key")
 
 
+class OptionItem(Shape):
+    key: str
+    value: str
+
+
 @blueprint.get("/api/option/")
 @require(m.ROLE_ROOT)
+@document_response(Ok[list[OptionItem]])
 async def get_options(me: Principal) -> Response:
     """Every declared option with its value in force (the default when none is stored);
     secrets are never listed."""
@@ -148,6 +191,7 @@ class OptionUpdate(Body):
 @blueprint.put("/api/option/")
 @require(m.ROLE_ROOT)
 @validate_request(OptionUpdate)
+@document_response(Done)
 async def put_option(data: OptionUpdate, me: Principal) -> Response:
     """One option; its declared type and range are checked before anything is stored."""
     key, value = data.key, data.value

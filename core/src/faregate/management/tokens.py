@@ -4,10 +4,11 @@ delete, and reveal the full key to its owner."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
 from quart import Blueprint, Response, request
-from quart_schema import validate_request
+from quart_schema import document_response, validate_request
 from tortoise.expressions import Q
 from tortoise.transactions import in_transaction
 
@@ -16,18 +17,14 @@ from faregate.management.common import (
     BadInput,
     fail,
     gateway,
-    get_bool,
-    get_int,
-    get_str,
     ok,
     page_data,
     page_rows,
     paging,
     parse_id,
     require,
-    require_body,
 )
-from faregate.management.openapi import IdList
+from faregate.management.openapi import INT64, Body, Done, IdList, Ok, Page, RowId, Shape
 from faregate.principals import Principal
 from faregate.security.crypto import key_hash, mask_key, new_api_key
 
@@ -36,7 +33,6 @@ blueprint = Blueprint("tokens", __name__)
 MAX_TOKENS_PER_USER = 1000
 MAX_REMAIN_QUOTA = 1_000_000_000 * 500_000
 SEARCH_LIMIT = 100
-TOKEN_STATUSES = (m.TOKEN_ENABLED, m.TOKEN_DISABLED, m.TOKEN_EXPIRED, m.TOKEN_EXHAUSTED)
 KEY_LENGTH = 48
 
 
@@ -68,32 +64,70 @@ async def token_views(rows: list[m.Token]) -> list[dict[str, Any]]:
     return [_view(r, held.get(r.id, 0)) for r in rows]
 
 
-def token_fields(body: dict[str, Any]) -> dict[str, Any]:
-    """The writable fields present in ``body``, type-checked (wrong types fail)."""
-    out: dict[str, Any] = {}
-    name = get_str(body, "name", max_len=50)
-    if name is not None:
-        out["name"] = name
-    remain = get_int(body, "remain_quota", lo=0, hi=MAX_REMAIN_QUOTA)
-    if remain is not None:
-        out["remain_quota"] = remain
-    expires = get_int(body, "expired_time", lo=-1, hi=2**63 - 1)
-    if expires is not None:
-        out["expired_time"] = expires
-    for key in ("unlimited_quota", "model_limits_enabled", "cross_group_retry"):
-        value = get_bool(body, key)
-        if value is not None:
-            out[key] = value
-    for key, max_len in (("model_limits", None), ("allow_ips", None), ("group", 64)):
-        value = get_str(body, key, max_len=max_len)
-        if value is not None:
-            out[key] = value
-    status = get_int(body, "status")
-    if status is not None:
-        if status not in TOKEN_STATUSES:
-            raise BadInput("status must be 1 (enabled), 2 (disabled), 3 (expired) or 4 (exhausted)")
-        out["status"] = status
-    return out
+class TokenView(Shape):
+    id: int
+    user_id: int
+    key: str
+    status: int
+    name: str
+    created_time: int
+    accessed_time: int
+    expired_time: int
+    remain_quota: int
+    unlimited_quota: bool
+    used_quota: int
+    model_limits_enabled: bool
+    model_limits: str
+    allow_ips: str
+    group: str
+    cross_group_retry: bool
+
+
+#: comma-separated model names, newline-separated IPs: generous, but bounded
+LIST_MAX = 65_536
+
+
+class TokenFields(Body):
+    """The writable fields; absent or null leaves one unchanged. new-api's UI sends the whole
+    key it loaded (or its form), so the read-only fields and the form's own are accepted
+    and ignored."""
+
+    name: Annotated[str, Field(max_length=50)] | None = None
+    remain_quota: Annotated[int, Field(ge=0, le=MAX_REMAIN_QUOTA)] | None = None
+    expired_time: Annotated[int, Field(ge=-1, le=2**63 - 1, description="unix seconds; -1: never")] | None = None
+    unlimited_quota: bool | None = None
+    model_limits_enabled: bool | None = None
+    model_limits: Annotated[str, Field(max_length=LIST_MAX)] | None = None
+    allow_ips: Annotated[str, Field(max_length=LIST_MAX)] | None = None
+    group: Annotated[str, Field(max_length=64)] | None = None
+    cross_group_retry: bool | None = None
+    status: Annotated[int, Field(ge=m.TOKEN_ENABLED, le=m.TOKEN_EXHAUSTED,
+                                 description="1 enabled, 2 disabled, 3 expired, 4 exhausted")] | None = None
+    # read-only, ignored
+    user_id: INT64 | None = None
+    key: Annotated[str, Field(max_length=64)] | None = None
+    created_time: INT64 | None = None
+    accessed_time: INT64 | None = None
+    used_quota: INT64 | None = None
+    remain_amount: float | None = None  # the UI's quota shown as money
+    DeletedAt: Annotated[str, Field(max_length=64)] | None = None  # GORM's soft-delete column
+
+
+class TokenCreate(TokenFields):
+    """A new key; a ``status`` sent is ignored (a new key is enabled)."""
+
+    id: INT64 | None = None  # ignored
+
+
+class TokenUpdate(TokenFields):
+    id: RowId
+
+
+def token_fields(data: TokenFields) -> dict[str, Any]:
+    """The writable fields the body sets."""
+    writable = ("name", "remain_quota", "expired_time", "unlimited_quota", "model_limits_enabled", "model_limits",
+                "allow_ips", "group", "cross_group_retry", "status")
+    return {name: getattr(data, name) for name in writable if getattr(data, name) is not None}
 
 
 def check_group(fields: dict[str, Any], me: Principal) -> None:
@@ -109,6 +143,7 @@ def check_group(fields: dict[str, Any], me: Principal) -> None:
 
 @blueprint.get("/api/token/")
 @require(m.ROLE_USER)
+@document_response(Ok[Page[TokenView]])
 async def list_tokens(me: Principal) -> Response:
     rows, total, page, size = await page_rows(m.Token.filter(user_id=me.user.id))
     return ok(page_data(await token_views(rows), total, page, size))
@@ -116,6 +151,7 @@ async def list_tokens(me: Principal) -> Response:
 
 @blueprint.get("/api/token/search")
 @require(m.ROLE_USER)
+@document_response(Ok[Page[TokenView]])
 async def search_tokens(me: Principal) -> Response:
     """``?keyword=`` (name contains) and ``?token=`` (key): keys are stored hashed, so
     a full key matches exactly and a fragment matches the visible first or last 4
@@ -146,6 +182,7 @@ async def search_tokens(me: Principal) -> Response:
 
 @blueprint.get("/api/token/<token_id>")
 @require(m.ROLE_USER)
+@document_response(Ok[TokenView])
 async def get_token(token_id: str, me: Principal) -> Response:
     row = await m.Token.get_or_none(id=parse_id(token_id), user_id=me.user.id)
     if row is None:
@@ -155,9 +192,10 @@ async def get_token(token_id: str, me: Principal) -> Response:
 
 @blueprint.post("/api/token/")
 @require(m.ROLE_USER)
-async def create_token(me: Principal) -> Response:
-    body = await require_body()
-    fields = token_fields(body)
+@validate_request(TokenCreate)
+@document_response(Ok[TokenView])
+async def create_token(data: TokenCreate, me: Principal) -> Response:
+    fields = token_fields(data)
     fields.pop("status", None)
     check_group(fields, me)
     expires = fields.get("expired_time", -1)
@@ -178,13 +216,13 @@ async def create_token(me: Principal) -> Response:
 
 @blueprint.put("/api/token/")
 @require(m.ROLE_USER)
-async def update_token(me: Principal) -> Response:
+@validate_request(TokenUpdate)
+@document_response(Ok[TokenView])
+async def update_token(data: TokenUpdate, me: Principal) -> Response:
     """Partial update (absent fields keep their value); ``?status_only=1`` changes
     only the status. An expired or exhausted key cannot be re-enabled."""
-    body = await require_body()
-    token_id = parse_id(body.get("id"), text=False)
-    fields = token_fields(body)
-    row = await m.Token.get_or_none(id=token_id, user_id=me.user.id)
+    fields = token_fields(data)
+    row = await m.Token.get_or_none(id=data.id, user_id=me.user.id)
     if row is None:
         return fail("token not found")
     if request.args.get("status_only"):
@@ -211,6 +249,7 @@ async def update_token(me: Principal) -> Response:
 
 @blueprint.delete("/api/token/<token_id>")
 @require(m.ROLE_USER)
+@document_response(Done)
 async def delete_token(token_id: str, me: Principal) -> Response:
     ref = parse_id(token_id)
     deleted = await m.Token.filter(id=ref, user_id=me.user.id).delete()
@@ -220,8 +259,13 @@ async def delete_token(token_id: str, me: Principal) -> Response:
     return ok()
 
 
+class TokenKey(Shape):
+    key: str
+
+
 @blueprint.post("/api/token/<token_id>/key")
 @require(m.ROLE_USER)
+@document_response(Ok[TokenKey])
 async def reveal_key(token_id: str, me: Principal) -> Response:
     """The full key (without ``sk-``), to its owner only."""
     row = await m.Token.get_or_none(id=parse_id(token_id), user_id=me.user.id)
@@ -236,6 +280,7 @@ async def reveal_key(token_id: str, me: Principal) -> Response:
 @blueprint.post("/api/token/batch")
 @require(m.ROLE_USER)
 @validate_request(IdList)
+@document_response(Ok[int])
 async def batch_delete(data: IdList, me: Principal) -> Response:
     """``{ids}``: the caller's keys among them are deleted; the count."""
     ids = data.ids
@@ -246,9 +291,14 @@ async def batch_delete(data: IdList, me: Principal) -> Response:
     return ok(deleted)
 
 
+class TokenKeys(Shape):
+    keys: dict[str, str]
+
+
 @blueprint.post("/api/token/batch/keys")
 @require(m.ROLE_USER)
 @validate_request(IdList)
+@document_response(Ok[TokenKeys])
 async def batch_reveal(data: IdList, me: Principal) -> Response:
     """``{ids}`` (at most 100) → ``{keys: {id: key}}`` for the caller's own keys only."""
     ids = data.ids

@@ -6,10 +6,11 @@ is neither lost nor counted twice."""
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Annotated, Literal
 
+from pydantic import Field
 from quart import Blueprint, Response, request
-from quart_schema import validate_request
+from quart_schema import document_response, validate_request
 from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
@@ -19,19 +20,16 @@ from faregate.management.common import (
     BadInput,
     fail,
     gateway,
-    get_int,
-    get_str,
     keyword_match,
     ok,
     page_data,
     page_rows,
     parse_id,
     require,
-    require_body,
 )
-from faregate.management.openapi import Body, RowId
-from faregate.management.system import USERNAME_MAX, check_password
-from faregate.management.users import DISPLAY_NAME_MAX, user_view
+from faregate.management.openapi import Body, Done, Ok, Page, RowId, Shape
+from faregate.management.system import PASSWORD_MAX, USERNAME_MAX, check_password
+from faregate.management.users import DISPLAY_NAME_MAX, Short, Stripped, UserEcho, UserView, user_view
 from faregate.principals import Principal
 from faregate.security.passwords import hash_password_async
 
@@ -48,6 +46,7 @@ def may_manage(me: Principal, target: m.User) -> bool:
 
 @blueprint.get("/api/user/search")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[Page[UserView]])
 async def search_users(me: Principal) -> Response:
     """``?keyword=`` (contains, on username, display name or email; or an exact id) and
     ``?group=``."""
@@ -64,32 +63,48 @@ async def search_users(me: Principal) -> Response:
     return ok(page_data([user_view(r) for r in rows], total, page, size))
 
 
+class UserUpdate(UserEcho):
+    """Absent, null (and an empty name or group) leave a field unchanged; an empty email
+    or remark clears it. ``original_password`` is the self-service form's, ignored here."""
+
+    id: RowId
+    username: Annotated[str, Stripped, Field(max_length=USERNAME_MAX)] | None = None
+    display_name: Annotated[str, Stripped, Field(max_length=DISPLAY_NAME_MAX)] | None = None
+    group: Annotated[str, Stripped, Field(max_length=64)] | None = None
+    email: Annotated[str, Stripped, Field(max_length=128)] | None = None
+    remark: Annotated[str, Field(max_length=255)] | None = None
+    password: Annotated[str, Field(max_length=PASSWORD_MAX)] | None = None
+    original_password: Short | None = None
+    quota: Annotated[int, Field(ge=-QUOTA_MAX, le=QUOTA_MAX)] | None = None
+
+
 @blueprint.put("/api/user/")
 @require(m.ROLE_ADMIN)
-async def update_user(me: Principal) -> Response:
+@validate_request(UserUpdate)
+@document_response(Ok[UserView])
+async def update_user(data: UserUpdate, me: Principal) -> Response:
     """Partial update of ``{id, username, display_name, password, group, quota, email,
-    remark}``; roles change only through ``/api/user/manage``."""
-    body = await require_body()
-    row = await m.User.get_or_none(id=parse_id(body.get("id"), text=False))
+    remark}`` (new-api's UI sends the whole user); roles change only through
+    ``/api/user/manage``."""
+    row = await m.User.get_or_none(id=data.id)
     if row is None:
         return fail("user not found")
     if row.id != me.user.id and not may_manage(me, row):
         return fail("permission denied: you cannot change a user of the same or a higher role")
     fields: dict[str, object] = {}
-    for name, max_len in (("username", USERNAME_MAX), ("display_name", DISPLAY_NAME_MAX), ("group", 64),
-                          ("email", 128), ("remark", 255)):
-        value = get_str(body, name, max_len=max_len, strip=name != "remark")
+    for name in ("username", "display_name", "group", "email", "remark"):
+        value = getattr(data, name)
         if value is not None and (value or name in ("email", "remark")):
             fields[name] = value
     if "group" in fields and fields["group"] not in gateway().snapshot.options.group_ratio:
         raise BadInput(f"group {fields['group']} has no GroupRatio entry", status=400)
-    password = body.get("password")
-    if password not in (None, ""):
+    password = data.password
+    if password:
         error = check_password(password)
         if error:
             return fail(error, status=400)
-        fields["password_hash"] = await hash_password_async(str(password))
-    quota = get_int(body, "quota", lo=-QUOTA_MAX, hi=QUOTA_MAX)
+        fields["password_hash"] = await hash_password_async(password)
+    quota = data.quota
     gw = gateway()
     async with in_transaction() as conn:
         if fields:
@@ -114,9 +129,15 @@ class ManageUser(Body):
     action: Literal["disable", "enable", "delete", "promote", "demote"]
 
 
+class RoleStatus(Shape):
+    role: int
+    status: int
+
+
 @blueprint.post("/api/user/manage")
 @require(m.ROLE_ADMIN)
 @validate_request(ManageUser)
+@document_response(Ok[RoleStatus])
 async def manage_user(data: ManageUser, me: Principal) -> Response:
     """``{id, action}``: new-api's rules (root is never disabled, deleted or demoted; only
     root promotes, and only to admin). Returns ``{role, status}``."""
@@ -167,6 +188,7 @@ async def delete_user_and_keys(row: m.User) -> None:
 
 @blueprint.delete("/api/user/<user_id>")
 @require(m.ROLE_ADMIN)
+@document_response(Done)
 async def delete_user(user_id: str, me: Principal) -> Response:
     row = await m.User.get_or_none(id=parse_id(user_id))
     if row is None:

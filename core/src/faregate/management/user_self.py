@@ -1,38 +1,72 @@
 """What a user does with their own account (new-api's ``/api/user/self…`` routes): usable
-groups, available models, profile and password changes, account deletion, invitation code."""
+groups, available models, profile and password changes, account deletion, invitation code,
+notification settings."""
 
 from __future__ import annotations
 
 import secrets
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
+from pydantic import BaseModel, ConfigDict, Field
 from quart import Blueprint, Response, session
+from quart_schema import document_response, validate_request
 from tortoise.exceptions import IntegrityError
 
 from faregate import jsonutil
 from faregate.billing.pricing import MAX_QUOTA
 from faregate.db import models as m
-from faregate.management.common import BadInput, fail, gateway, get_str, ok, require, require_body
-from faregate.management.system import USERNAME_MAX, check_password
+from faregate.management.common import BadInput, fail, gateway, ok, public, require
+from faregate.management.openapi import INT64, Body, Done, Ok, Shape
+from faregate.management.system import PASSWORD_MAX, USERNAME_MAX, check_password
 from faregate.management.user_admin import delete_user_and_keys
-from faregate.management.users import _AFF_ALPHABET, DISPLAY_NAME_MAX, user_view
+from faregate.management.users import (
+    _AFF_ALPHABET,
+    DISPLAY_NAME_MAX,
+    Short,
+    Stripped,
+    UserEcho,
+    UserView,
+    user_view,
+)
 from faregate.principals import Principal
 from faregate.security.passwords import check_login_password, hash_password_async
 
 blueprint = Blueprint("user_self", __name__)
 
 
-@blueprint.get("/api/user/self/groups")
-@require(m.ROLE_USER)
-async def self_groups(me: Principal) -> Response:
-    """``{group: {ratio, desc}}`` for every group the user may give a key."""
+class GroupInfo(Shape):
+    ratio: float
+    desc: str
+
+
+def _groups(user_group: str) -> Response:
     options = gateway().snapshot.options
     return ok({name: {"ratio": options.group_ratio.get(name, 1.0), "desc": desc}
-               for name, desc in options.usable_groups(me.user.group).items()})
+               for name, desc in options.usable_groups(user_group).items()})
+
+
+@blueprint.get("/api/user/self/groups")
+@require(m.ROLE_USER)
+@document_response(Ok[dict[str, GroupInfo]])
+async def self_groups(me: Principal) -> Response:
+    """``{group: {ratio, desc}}`` for every group the user may give a key."""
+    return _groups(me.user.group)
+
+
+@blueprint.get("/api/user/groups")
+@public
+@document_response(Ok[dict[str, GroupInfo]])
+async def usable_groups() -> Response:
+    """The same without a session too: a visitor sees the groups every user may use
+    (``UserUsableGroups``), a logged-in user also their own."""
+    user = gateway().snapshot.users.get(int(session.get("id") or 0))
+    return _groups(user.group if user is not None else "")
 
 
 @blueprint.get("/api/user/models")
 @require(m.ROLE_USER)
+@document_response(Ok[list[str]])
 async def self_models(me: Principal) -> Response:
     """The models enabled channels serve in any of the user's usable groups."""
     snapshot = gateway().snapshot
@@ -45,27 +79,42 @@ async def self_models(me: Principal) -> Response:
     return ok(sorted(models))
 
 
+class SelfUpdate(UserEcho):
+    """``{username?, display_name?, password?, original_password}``; absent, null or empty
+    leaves a field unchanged. The rest of a user (new-api's UI sends the whole object it
+    loaded) is accepted and ignored: a user changes neither quota, group nor email here."""
+
+    username: Annotated[str, Stripped, Field(max_length=USERNAME_MAX)] | None = None
+    display_name: Annotated[str, Stripped, Field(max_length=DISPLAY_NAME_MAX)] | None = None
+    password: Annotated[str, Field(max_length=PASSWORD_MAX)] | None = None
+    original_password: Annotated[str, Field(max_length=128)] | None = None
+    id: INT64 | None = None
+    quota: INT64 | None = None
+    group: Short | None = None
+    email: Short | None = None
+    remark: Short | None = None
+
+
 @blueprint.put("/api/user/self")
 @require(m.ROLE_USER)
-async def update_self(me: Principal) -> Response:
-    """``{username?, display_name?, password?, original_password}``: a new password needs
-    the current one."""
-    body = await require_body()
+@validate_request(SelfUpdate)
+@document_response(Ok[UserView])
+async def update_self(data: SelfUpdate, me: Principal) -> Response:
+    """A new password needs the current one."""
     row = await m.User.get(id=me.user.id)
     fields: dict[str, object] = {}
-    for name, max_len in (("username", USERNAME_MAX), ("display_name", DISPLAY_NAME_MAX)):
-        value = get_str(body, name, max_len=max_len, strip=True)
+    for name in ("username", "display_name"):
+        value = getattr(data, name)
         if value:
             fields[name] = value
-    password = body.get("password")
-    if password not in (None, ""):
-        original = get_str(body, "original_password", max_len=128, default="")
-        if not await check_login_password(row.password_hash or None, original):
+    password = data.password
+    if password:
+        if not await check_login_password(row.password_hash or None, data.original_password or ""):
             return fail("the original password is wrong")
         error = check_password(password)
         if error:
             return fail(error, status=400)
-        fields["password_hash"] = await hash_password_async(str(password))
+        fields["password_hash"] = await hash_password_async(password)
     if fields:
         try:
             await m.User.filter(id=row.id).update(**fields)
@@ -77,6 +126,7 @@ async def update_self(me: Principal) -> Response:
 
 @blueprint.delete("/api/user/self")
 @require(m.ROLE_USER)
+@document_response(Done)
 async def delete_self(me: Principal) -> Response:
     if me.user.role == m.ROLE_ROOT:
         return fail("the root user cannot delete itself")
@@ -89,6 +139,7 @@ async def delete_self(me: Principal) -> Response:
 
 @blueprint.get("/api/user/aff")
 @require(m.ROLE_USER)
+@document_response(Ok[str])
 async def invitation_code(me: Principal) -> Response:
     """The user's 4-character invitation code, made on first request."""
     row = await m.User.get(id=me.user.id)
@@ -105,69 +156,102 @@ async def invitation_code(me: Principal) -> Response:
 
 
 # ---- notification settings ------------------------------------------------------------------
-NOTIFY_TYPES = ("email", "webhook", "bark", "gotify")
-_URL_FIELDS = ("webhook_url", "bark_url", "gotify_url")
 _SECRET_FIELDS = ("webhook_secret", "gotify_token")
+Url = Annotated[str, Stripped, Field(max_length=2048)]
+#: a secret as the GET shows it (true: one is stored) may be sent back: the stored one stays
+Secret = Annotated[str, Field(max_length=2048)] | bool
 
 
-def _setting_fields(body: dict[str, object], *, admin: bool) -> dict[str, object]:
-    """new-api's user settings, each typed and bounded; URLs must be http(s) (they are
-    fetched through the guarded fetcher when notifications go out)."""
-    out: dict[str, object] = {}
-    notify = body.get("notify_type", "email")
-    if notify not in NOTIFY_TYPES:
-        raise BadInput(f"notify_type must be one of {', '.join(NOTIFY_TYPES)}", status=400)
-    out["notify_type"] = notify
-    threshold = body.get("quota_warning_threshold", 0)
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= MAX_QUOTA:
-        raise BadInput(f"quota_warning_threshold must be a number from 0 to {MAX_QUOTA}", status=400)
-    out["quota_warning_threshold"] = threshold
-    for name in (*_URL_FIELDS, *_SECRET_FIELDS, "notification_email"):
-        value = get_str(body, name, max_len=2048, default="", strip=True)
-        if name in _URL_FIELDS and value and urlsplit(value).scheme not in ("http", "https"):
-            raise BadInput(f"{name} must be an http:// or https:// URL", status=400)
-        if name == "notification_email" and value and "@" not in value:
-            raise BadInput("notification_email is not an email address", status=400)
-        out[name] = value
-    priority = body.get("gotify_priority", 5)
-    if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 10:
-        raise BadInput("gotify_priority must be an integer from 0 to 10", status=400)
-    out["gotify_priority"] = priority
-    flags = ["accept_unset_model_ratio_model", "record_ip_log"]
-    if admin:
-        flags.append("upstream_model_update_notify_enabled")
-    for name in flags:
-        value = body.get(name, False)
-        if not isinstance(value, bool):
-            raise BadInput(f"{name} must be true or false", status=400)
-        out[name] = value
-    if notify == "webhook" and not out["webhook_url"]:
-        raise BadInput("webhook notifications need webhook_url", status=400)
-    return out
+class SettingsUpdate(Body):
+    """new-api's user settings. URLs must be http(s) (notifications fetch them through the
+    guarded fetcher); a secret sent as ``true``/``false`` (what the GET shows) keeps the
+    stored one. ``upstream_model_update_notify_enabled`` is an admin's: from anyone else
+    it is ignored, as in new-api."""
+
+    notify_type: Literal["email", "webhook", "bark", "gotify"] = "email"
+    quota_warning_threshold: Annotated[float, Field(gt=0, le=MAX_QUOTA)]
+    webhook_url: Url = ""
+    webhook_secret: Secret = ""
+    notification_email: Annotated[str, Stripped, Field(max_length=254)] = ""
+    bark_url: Url = ""
+    gotify_url: Url = ""
+    gotify_token: Secret = ""
+    gotify_priority: Annotated[int, Field(ge=0, le=10)] = 5
+    accept_unset_model_ratio_model: bool = False
+    record_ip_log: bool = False
+    upstream_model_update_notify_enabled: bool | None = None
 
 
-def settings_view(text: str) -> dict[str, object]:
-    """The stored settings, secrets shown only as set or not."""
+class Settings(BaseModel):
+    """The stored settings; a secret only as whether one is set. Settings stored by an
+    older version may hold other keys, which are shown as they are."""
+
+    model_config = ConfigDict(extra="allow")
+    notify_type: str | None = None
+    quota_warning_threshold: float | None = None
+    webhook_url: str | None = None
+    webhook_secret: bool | None = None
+    notification_email: str | None = None
+    bark_url: str | None = None
+    gotify_url: str | None = None
+    gotify_token: bool | None = None
+    gotify_priority: int | None = None
+    accept_unset_model_ratio_model: bool | None = None
+    record_ip_log: bool | None = None
+    upstream_model_update_notify_enabled: bool | None = None
+
+
+def stored_settings(text: str) -> dict[str, object]:
     try:
         stored = jsonutil.loads(text) if text else {}
     except jsonutil.JSONDecodeError:
         stored = {}
-    if not isinstance(stored, dict):
-        stored = {}
-    return {k: (bool(v) if k in _SECRET_FIELDS else v) for k, v in stored.items()}
+    return stored if isinstance(stored, dict) else {}
+
+
+def _setting_fields(data: SettingsUpdate, stored: dict[str, object], *, admin: bool) -> dict[str, object]:
+    fields = data.model_dump(exclude={"upstream_model_update_notify_enabled"})
+    for name in ("webhook_url", "bark_url", "gotify_url"):
+        if fields[name] and urlsplit(str(fields[name])).scheme not in ("http", "https"):
+            raise BadInput(f"{name} must be an http:// or https:// URL", status=400)
+    if fields["notification_email"] and "@" not in str(fields["notification_email"]):
+        raise BadInput("notification_email is not an email address", status=400)
+    for name in _SECRET_FIELDS:
+        if isinstance(fields[name], bool):
+            fields[name] = stored.get(name, "") if isinstance(stored.get(name), str) else ""
+    needed = {"webhook": ("webhook_url",), "bark": ("bark_url",), "gotify": ("gotify_url", "gotify_token")}
+    for name in needed.get(data.notify_type, ()):
+        if not fields[name]:
+            raise BadInput(f"{data.notify_type} notifications need {name}", status=400)
+    flag = data.upstream_model_update_notify_enabled
+    if admin and flag is not None:
+        fields["upstream_model_update_notify_enabled"] = flag
+    elif "upstream_model_update_notify_enabled" in stored:
+        fields["upstream_model_update_notify_enabled"] = stored["upstream_model_update_notify_enabled"]
+    return fields
+
+
+def settings_view(text: str) -> dict[str, object]:
+    """The stored settings, secrets shown only as set or not."""
+    return {k: (bool(v) if k in _SECRET_FIELDS else v) for k, v in stored_settings(text).items()}
 
 
 @blueprint.put("/api/user/setting")
 @require(m.ROLE_USER)
-async def update_settings(me: Principal) -> Response:
-    fields = _setting_fields(await require_body(), admin=me.user.role >= m.ROLE_ADMIN)
-    await m.User.filter(id=me.user.id).update(setting=jsonutil.dumps_str(fields))
+@validate_request(SettingsUpdate)
+@document_response(Ok[Settings])
+async def update_settings(data: SettingsUpdate, me: Principal) -> Response:
+    row = await m.User.get(id=me.user.id)
+    fields = _setting_fields(data, stored_settings(row.setting), admin=me.user.role >= m.ROLE_ADMIN)
+    text = jsonutil.dumps_str(fields)
+    await m.User.filter(id=me.user.id).update(setting=text)
     await gateway().feed.publish("user", me.user.id)
-    return ok(settings_view(jsonutil.dumps_str(fields)))
+    return ok(settings_view(text))
 
 
 @blueprint.get("/api/user/setting")
 @require(m.ROLE_USER)
+@document_response(Ok[Settings])
 async def get_settings(me: Principal) -> Response:
     row = await m.User.get(id=me.user.id)
     return ok(settings_view(row.setting))

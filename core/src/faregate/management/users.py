@@ -6,17 +6,17 @@ from __future__ import annotations
 import secrets
 import string
 import time
-from typing import Any, cast
+from typing import Annotated, Any, Literal, cast
 
+from pydantic import Field, StringConstraints
 from quart import Blueprint, Response, current_app, request, session
+from quart_schema import document_response, validate_request
 from tortoise.exceptions import IntegrityError
 
 from faregate.db import models as m
 from faregate.management.common import (
     fail,
     gateway,
-    get_int,
-    get_str,
     guarded,
     ok,
     page_data,
@@ -24,9 +24,9 @@ from faregate.management.common import (
     parse_id,
     public,
     require,
-    require_body,
 )
-from faregate.management.system import USERNAME_MAX, check_password
+from faregate.management.openapi import INT64, NOT_BOOL, Body, Done, Ok, Page, Shape
+from faregate.management.system import USERNAME_MAX, Password
 from faregate.principals import Principal
 from faregate.security.crypto import key_hash, new_access_token
 from faregate.security.passwords import check_login_password, hash_password_async
@@ -34,9 +34,69 @@ from faregate.security.throttle import LoginThrottle
 
 blueprint = Blueprint("users", __name__)
 
-ROLES = (m.ROLE_GUEST, m.ROLE_USER, m.ROLE_ADMIN, m.ROLE_ROOT)
 DISPLAY_NAME_MAX = 20
 _AFF_ALPHABET = string.ascii_letters + string.digits
+
+
+class UserView(Shape):
+    id: int
+    username: str
+    display_name: str
+    role: int
+    status: int
+    email: str
+    quota: int
+    used_quota: int
+    request_count: int
+    group: str
+    aff_code: str
+    remark: str
+
+
+class Permissions(Shape):
+    admin: bool
+    root: bool
+
+
+class SelfView(UserView):
+    permissions: Permissions
+
+
+Short = Annotated[str, Field(max_length=255)]
+Stripped = StringConstraints(strip_whitespace=True)
+LongText = Annotated[str, Field(max_length=65_536)]
+
+
+class UserEcho(Body):
+    """The read-only fields of a user that new-api's web UI sends back (its edit forms PUT
+    the whole object they loaded, ours and new-api's own fields): accepted and ignored."""
+
+    role: INT64 | None = None
+    status: INT64 | None = None
+    used_quota: INT64 | None = None
+    request_count: INT64 | None = None
+    aff_code: Short | None = None
+    aff_count: INT64 | None = None
+    aff_quota: INT64 | None = None
+    aff_history_quota: INT64 | None = None
+    inviter_id: INT64 | None = None
+    github_id: Short | None = None
+    discord_id: Short | None = None
+    oidc_id: Short | None = None
+    wechat_id: Short | None = None
+    telegram_id: Short | None = None
+    linux_do_id: Short | None = None
+    verification_code: Short | None = None
+    setting: LongText | None = None
+    stripe_customer: Short | None = None
+    created_at: INT64 | None = None
+    last_login_at: INT64 | None = None
+    DeletedAt: Short | None = None  # GORM's soft-delete column, under its Go name
+    quota_amount: float | None = None  # the UI's quota shown as money
+    permissions: dict[str, bool] | None = None
+    admin_permissions: dict[str, dict[str, bool]] | None = None
+    sidebar_modules: LongText | None = None
+    language: Short | None = None
 
 
 def user_view(row: m.User, *, quota_held: int = 0) -> dict[str, Any]:
@@ -68,13 +128,27 @@ async def _close_throttle() -> None:
         await throttle.aclose()
 
 
+class Login(Body):
+    username: Annotated[str, StringConstraints(strip_whitespace=True, max_length=128)] = ""
+    password: Annotated[str, Field(max_length=128)] = ""
+
+
+class LoginData(Shape):
+    id: int
+    username: str
+    display_name: str
+    role: int
+    status: int
+    group: str
+
+
 @blueprint.post("/api/user/login")
 @public
 @guarded
-async def login() -> Response:
-    body = await require_body()
-    username = get_str(body, "username", max_len=128, default="", strip=True)
-    password = get_str(body, "password", max_len=128, default="")
+@validate_request(Login)
+@document_response(Ok[LoginData])
+async def login(data: Login) -> Response:
+    username, password = data.username, data.password
     if not username or not password:
         return fail("invalid parameters")
     throttle = login_throttle()
@@ -104,6 +178,7 @@ async def login() -> Response:
 
 @blueprint.get("/api/user/logout")
 @public
+@document_response(Done)
 async def logout() -> Response:
     session.clear()
     return ok()
@@ -111,6 +186,7 @@ async def logout() -> Response:
 
 @blueprint.get("/api/user/self")
 @require(m.ROLE_USER)
+@document_response(Ok[SelfView])
 async def get_self(me: Principal) -> Response:
     row = await m.User.get_or_none(id=me.user.id)
     if row is None:
@@ -123,6 +199,7 @@ async def get_self(me: Principal) -> Response:
 
 @blueprint.get("/api/user/token")
 @require(m.ROLE_USER)
+@document_response(Ok[str])
 async def generate_access_token(me: Principal) -> Response:
     """A new access token for the management API; replaces the previous one."""
     token = new_access_token()
@@ -136,6 +213,7 @@ async def generate_access_token(me: Principal) -> Response:
 # -- admin ---------------------------------------------------------------------------
 @blueprint.get("/api/user/")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[Page[UserView]])
 async def list_users(me: Principal) -> Response:
     rows, total, page, size = await page_rows(m.User.all())
     return ok(page_data([user_view(r) for r in rows], total, page, size))
@@ -143,6 +221,7 @@ async def list_users(me: Principal) -> Response:
 
 @blueprint.get("/api/user/<user_id>")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[UserView])
 async def get_user(user_id: str, me: Principal) -> Response:
     row = await m.User.get_or_none(id=parse_id(user_id))
     if row is None:
@@ -153,24 +232,26 @@ async def get_user(user_id: str, me: Principal) -> Response:
     return ok(user_view(row))
 
 
+class UserCreate(Body):
+    username: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=USERNAME_MAX)]
+    password: Password
+    display_name: Annotated[str, Field(max_length=DISPLAY_NAME_MAX)] = ""
+    # guest, common, admin, root; 0 is the column default's trigger in new-api (GORM
+    # default:1): a common user
+    role: Annotated[Literal[0, 1, 10, 100], NOT_BOOL] = 1
+    remark: Annotated[str, Field(max_length=255)] = ""
+
+
 @blueprint.post("/api/user/")
 @require(m.ROLE_ADMIN)
-async def create_user(me: Principal) -> Response:
-    """new-api's CreateUser: ``{username, password, display_name, role}``; the new
-    user's role must be below the caller's."""
-    body = await require_body()
-    username = get_str(body, "username", max_len=USERNAME_MAX, default="", strip=True)
-    password = body.get("password")
-    if not username or password in (None, ""):
-        return fail("invalid parameters")
-    error = check_password(password)
-    if error:
-        return fail(error)
-    display_name = get_str(body, "display_name", max_len=DISPLAY_NAME_MAX, default="") or username
-    # role 0 is the column default's trigger in new-api (GORM default:1): a common user
-    role = get_int(body, "role", default=m.ROLE_USER) or m.ROLE_USER
-    if role not in ROLES:
-        return fail("invalid role")
+@validate_request(UserCreate)
+@document_response(Ok[UserView])
+async def create_user(data: UserCreate, me: Principal) -> Response:
+    """new-api's CreateUser: ``{username, password, display_name, role, remark}``; the
+    new user's role must be below the caller's."""
+    username, password = data.username, data.password
+    display_name = data.display_name or username
+    role = data.role or m.ROLE_USER
     if role >= me.user.role:
         return fail("cannot create a user with a role equal to or above your own")
     if await m.User.filter(username=username).exists():
@@ -181,7 +262,7 @@ async def create_user(me: Principal) -> Response:
     for _ in range(5):  # a random 4-character invitation code, unique as new-api's
         try:
             row = await m.User.create(username=username, password_hash=password_hash, display_name=display_name,
-                                      role=role, quota=max(0, quota), created_at=int(time.time()),
+                                      role=role, quota=max(0, quota), created_at=int(time.time()), remark=data.remark,
                                       aff_code="".join(secrets.choice(_AFF_ALPHABET) for _ in range(4)))
             break
         except IntegrityError:
