@@ -135,3 +135,53 @@ async def test_retention_runs_once_per_round_and_deletes_old_and_excess(gateway:
     await admin.set_option("LogRetentionDays", 30)
     assert (await admin.call("PUT", "/api/option/", json={"key": "LogRetentionMaxRows", "value": "-1"}))[
         "success"] is False
+
+
+async def _rows(n: int, **fields: Any) -> None:
+    now = int(time.time())
+    await m.Log.bulk_create([m.Log(user_id=1, type=m.LOG_CONSUME, created_at=now - n + i, model_name=f"m{i % 2}",
+                                   **fields) for i in range(n)])
+
+
+async def test_total_is_capped_and_a_pager_can_go_on(gateway: GatewayServer, admin: AdminClient,
+                                                     monkeypatch: Any) -> None:
+    from faregate.management import logs as logs_module
+
+    monkeypatch.setattr(logs_module, "COUNT_CAP", 3)
+    await _rows(10)
+
+    async def page(p: int, size: int, **filters: Any) -> tuple[int, list[int]]:
+        data = await admin.ok("GET", "/api/log/", params={"p": p, "page_size": size, **filters})
+        return data["total"], [r["id"] for r in data["items"]]
+
+    assert await page(1, 2) == (3, [10, 9])  # "at least 3": the cap
+    assert await page(3, 2) == (7, [6, 5])  # past the cap: this page and one more row, so "next" shows
+    assert await page(4, 3) == (10, [1])  # a short last page knows the exact total without counting
+    assert await page(6, 2) == (10, [])  # past the end: counted (capped), then what the offset proves
+    assert await page(1, 10, model_name="m1") == (5, [10, 8, 6, 4, 2])  # all on one page: exact
+    assert (await admin.ok("GET", "/api/log/self", params={"page_size": 2}))["total"] == 3
+    monkeypatch.setattr(logs_module, "COUNT_CAP", None)
+    assert await page(1, 2) == (10, [10, 9])
+
+
+async def test_lists_are_newest_first_by_time_then_id(gateway: GatewayServer, admin: AdminClient) -> None:
+    now = int(time.time())
+    # written out of time order (several workers' batches): the list follows the time
+    await m.Log.bulk_create([m.Log(user_id=1, type=m.LOG_CONSUME, created_at=t) for t in
+                             (now - 5, now - 1, now - 9, now - 1)])
+    items = (await admin.ok("GET", "/api/log/"))["items"]
+    assert [(r["created_at"], r["id"]) for r in items] == [(now - 1, 4), (now - 1, 2), (now - 5, 1), (now - 9, 3)]
+    deep = await admin.ok("GET", "/api/log/", params={"p": 2, "page_size": 3})  # the index-only skip path
+    assert [r["id"] for r in deep["items"]] == [3] and deep["items"][0]["created_at"] == now - 9
+    ranged = await admin.ok("GET", "/api/log/", params={"start_timestamp": now - 6, "end_timestamp": now - 2})
+    assert [r["id"] for r in ranged["items"]] == [1] and ranged["total"] == 1
+
+
+async def test_log_routes_document_their_answers(gateway: GatewayServer) -> None:
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        paths = (await http.get("/api/openapi.json")).json()["paths"]
+    for path, item in (("/api/log/", "AdminLogItem"), ("/api/log/self", "LogItem"), ("/api/log/stat", "Stat"),
+                       ("/api/log/self/stat", "Stat"), ("/api/log/token", "LogItem"),
+                       ("/api/usage/token", "TokenUsage")):
+        assert item in str(paths[path]["get"]["responses"]["200"]), path
+    assert "text/csv" in str(paths["/api/log/export"]["get"]["responses"]["200"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tortoise import fields
+from tortoise.indexes import Index
 from tortoise.models import Model
 
 # roles and statuses as new-api
@@ -187,13 +188,13 @@ class Option(Model):
 
 class Log(Model):
     id = fields.IntField(primary_key=True)
-    user_id = fields.IntField(db_index=True)
+    user_id = fields.IntField()
     created_at = fields.BigIntField(db_index=True)
-    type = fields.IntField(db_index=True)
+    type = fields.IntField()
     content = fields.TextField(default="")
-    username = fields.CharField(max_length=64, default="", db_index=True)
+    username = fields.CharField(max_length=64, default="")
     token_name = fields.CharField(max_length=64, default="")
-    model_name = fields.CharField(max_length=255, default="", db_index=True)
+    model_name = fields.CharField(max_length=255, default="")
     quota = fields.BigIntField(default=0)
     prompt_tokens = fields.IntField(default=0)
     completion_tokens = fields.IntField(default=0)
@@ -208,6 +209,20 @@ class Log(Model):
 
     class Meta:
         table = "logs"
+        # Lists are newest first (created_at, then id) with equality filters and a time range
+        # (the console always sends one): (filter, created_at) serves filter, range and order
+        # in one index scan, so a page reads its own rows and no more, at any table size
+        # (bench/log_scale.py, docs/benchmarks.md). (type, created_at, quota) answers the
+        # stat's quota sum from the index alone. group has none: a handful of values, each
+        # common, so the newest rows of a group are found by reading the newest rows.
+        indexes = (
+            Index(fields=("user_id", "created_at"), name="idx_logs_user_time"),
+            Index(fields=("username", "created_at"), name="idx_logs_username_time"),
+            Index(fields=("token_name", "created_at"), name="idx_logs_token_time"),
+            Index(fields=("model_name", "created_at"), name="idx_logs_model_time"),
+            Index(fields=("channel_id", "created_at"), name="idx_logs_channel_time"),
+            Index(fields=("type", "created_at", "quota"), name="idx_logs_type_time_quota"),
+        )
 
 
 class QuotaLease(Model):

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from typing import Any, cast
 
 from quart import Blueprint, Response, request
+from quart_schema import document_response
 from tortoise.functions import Count, Sum
 from tortoise.queryset import QuerySet
 
@@ -26,10 +27,11 @@ from faregate.management.common import (
     guarded,
     ok,
     page_data,
-    page_rows,
+    paging,
     public,
     require,
 )
+from faregate.management.openapi import Ok, Page, Shape, document_stream
 from faregate.principals import Principal, bearer_token, split_api_key
 from faregate.state.snapshot import ChannelEntry, TokenEntry
 
@@ -40,10 +42,75 @@ DELETE_BATCH = 1000
 #: the most rows ``/api/log/token`` returns (new-api: the newest 100)
 TOKEN_LOG_LIMIT = 100
 TEXT_FILTERS = {"username": 64, "token_name": 64, "model_name": 255, "group": 64, "request_id": 64}
+#: a list's ``total`` counts at most this many rows. An exact ``COUNT(*)`` of a weakly filtered
+#: log table is a scan of every matching index entry (seconds at 10 million rows on InnoDB and
+#: PostgreSQL, on every page view); past the cap the total says "at least this many" (see
+#: ``log_page``). None: count exactly.
+COUNT_CAP: int | None = 10_000
+
+#: newest first. new-api orders by id alone; created_at first lets the (filter, created_at)
+#: indexes serve a time range and the order together (by id, a range days back is found by
+#: reading every newer row: 17 s at 10 million rows on MariaDB). The two orders differ only
+#: for rows written out of time order (batched writes from several workers), by seconds.
+LIST_ORDER = ("-created_at", "-id")
+DEEP_PAGE_BY_IDS = True  # see log_page; False: a plain OFFSET (the benchmark's "before")
+
+Args = Mapping[str, str]  # the query string: a werkzeug MultiDict, or a dict in bench/log_scale.py
 
 
-def _int_arg(name: str, lo: int, hi: int) -> int | None:
-    text = request.args.get(name, "").strip()
+# ---- the answers' shapes (documentation: the views build the same dicts) ----------------
+class LogItem(Shape):
+    id: int
+    user_id: int
+    created_at: int
+    type: int
+    content: str
+    username: str
+    token_name: str
+    model_name: str
+    quota: int
+    prompt_tokens: int
+    completion_tokens: int
+    use_time: int
+    is_stream: bool
+    token_id: int
+    group: str
+    ip: str
+    request_id: str
+    other: str
+
+
+class AdminLogItem(LogItem):
+    channel: int
+    channel_name: str
+
+
+class Stat(Shape):
+    quota: int
+    rpm: int
+    tpm: int
+
+
+class TokenUsageData(Shape):
+    object: str
+    name: str
+    total_granted: int
+    total_used: int
+    total_available: int
+    unlimited_quota: bool
+    model_limits: dict[str, bool]
+    model_limits_enabled: bool
+    expires_at: int
+
+
+class TokenUsage(Shape):  # new-api's own shape here, not the management envelope
+    code: bool
+    message: str
+    data: TokenUsageData
+
+
+def _int_arg(args: Args, name: str, lo: int, hi: int) -> int | None:
+    text = args.get(name, "").strip()
     if not text:
         return None
     try:
@@ -55,28 +122,26 @@ def _int_arg(name: str, lo: int, hi: int) -> int | None:
     return value
 
 
-def filtered(query: QuerySet[m.Log], *, admin: bool) -> QuerySet[m.Log]:
+def filtered(query: QuerySet[m.Log], args: Args, *, admin: bool) -> QuerySet[m.Log]:
     """new-api's log filters; users cannot filter by username or channel (they see only
     their own rows, and channels are the operator's business)."""
-    kind = _int_arg("type", 0, 6)
+    kind = _int_arg(args, "type", 0, 6)
     if kind:  # 0: every type
         query = query.filter(type=kind)
-    start = _int_arg("start_timestamp", 0, TIME_MAX)
-    if start:
-        query = query.filter(created_at__gte=start)
-    end = _int_arg("end_timestamp", 0, TIME_MAX)
-    if end:
-        query = query.filter(created_at__lte=end)
+    for name, bound in (("start_timestamp", "gte"), ("end_timestamp", "lte")):
+        when = _int_arg(args, name, 0, TIME_MAX)
+        if when:
+            query = query.filter(**{f"created_at__{bound}": when})
     for name, max_len in TEXT_FILTERS.items():
         if name == "username" and not admin:
             continue
-        value = request.args.get(name, "")
+        value = args.get(name, "")
         if len(value) > max_len or "\x00" in value:
             raise BadInput(f"{name} must be at most {max_len} characters", status=400)
         if value:
             query = query.filter(**{name: value})
     if admin:
-        channel = _int_arg("channel", 0, INT32_MAX)
+        channel = _int_arg(args, "channel", 0, INT32_MAX)
         if channel:
             query = query.filter(channel_id=channel)
     return query
@@ -113,53 +178,97 @@ def _without_admin_info(other: str) -> str:
     return other
 
 
+async def count_capped(query: QuerySet[m.Log], cap: int | None) -> int:
+    """``COUNT(*)`` of at most ``cap + 1`` rows (all of them when ``cap`` is None): the
+    database stops reading as soon as it has seen ``cap + 1`` matching index entries."""
+    if cap is None:
+        return await query.count()
+    inner = query.limit(cap + 1).values_list("id", flat=True)
+    inner.sql()  # builds inner.query; the values stay parameters (never inlined into the SQL)
+    sql, params = inner.query.get_parameterized_sql()
+    _, rows = await m.Log._meta.db.execute_query(f"SELECT COUNT(*) AS n FROM ({sql}) AS capped", params)
+    return int(rows[0]["n"]) if rows else 0
+
+
+async def log_page(query: QuerySet[m.Log], page: int, size: int) -> tuple[list[m.Log], int]:
+    """One page, newest first (``LIST_ORDER``), and the total (capped at ``COUNT_CAP``)."""
+    offset = (page - 1) * size
+    ordered = query.order_by(*LIST_ORDER)
+    if offset and DEEP_PAGE_BY_IDS:
+        # skip rows in the index alone (ids only), then read the page's rows: a plain
+        # OFFSET reads every skipped row in full (half a second at p=1000 on InnoDB)
+        ids = cast("list[int]", await ordered.offset(offset).limit(size).values_list("id", flat=True))
+        found = {r.id: r for r in await m.Log.filter(id__in=ids)} if ids else {}
+        rows = [found[i] for i in ids if i in found]
+    else:
+        rows = list(await ordered.limit(size))
+    if 0 < len(rows) < size or (offset == 0 and not rows):
+        return rows, offset + len(rows)  # the last page: the total is known without counting
+    total = await count_capped(query, COUNT_CAP)
+    if COUNT_CAP is not None and total > COUNT_CAP:
+        # "more than COUNT_CAP": at least the cap, and always one row past a full page, so a
+        # pager built on the total (new-api's) can go on to the next page
+        total = max(COUNT_CAP, offset + len(rows) + (1 if len(rows) == size else 0))
+    return rows, total
+
+
 async def _page(query: QuerySet[m.Log], *, admin: bool) -> Response:
-    rows, total, page, size = await page_rows(query)
+    page, size = paging()
+    rows, total = await log_page(query, page, size)
     return ok(page_data([log_view(r, admin=admin) for r in rows], total, page, size))
 
 
-async def _stat(query: QuerySet[m.Log]) -> Response:
+async def stat_figures(query: QuerySet[m.Log], now: int) -> dict[str, int]:
     """``{quota, rpm, tpm}``: quota spent over the filtered range; requests and tokens in
-    the last 60 seconds (new-api's figures)."""
+    the 60 seconds before ``now`` (new-api's figures)."""
     consume = query.filter(type=m.LOG_CONSUME)
     total = await consume.annotate(q=Sum("quota")).values("q")
-    recent = consume.filter(created_at__gte=int(time.time()) - 60)
+    recent = consume.filter(created_at__gte=now - 60)
     figures = await recent.annotate(n=Count("id"), p=Sum("prompt_tokens"), c=Sum("completion_tokens")).values(
         "n", "p", "c")
     last = figures[0] if figures else {}
-    return ok({"quota": int((total[0]["q"] if total else 0) or 0), "rpm": int(last.get("n") or 0),
-               "tpm": int(last.get("p") or 0) + int(last.get("c") or 0)})
+    return {"quota": int((total[0]["q"] if total else 0) or 0), "rpm": int(last.get("n") or 0),
+            "tpm": int(last.get("p") or 0) + int(last.get("c") or 0)}
 
 
 @blueprint.get("/api/log/")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[Page[AdminLogItem]])
 async def all_logs(me: Principal) -> Response:
-    return await _page(filtered(m.Log.all(), admin=True), admin=True)
+    """Every user's logs, newest first; filters ``type``, ``start_timestamp``, ``end_timestamp``,
+    ``username``, ``token_name``, ``model_name``, ``channel``, ``group``, ``request_id``."""
+    return await _page(filtered(m.Log.all(), request.args, admin=True), admin=True)
 
 
 @blueprint.get("/api/log/self")
 @require(m.ROLE_USER)
+@document_response(Ok[Page[LogItem]])
 async def self_logs(me: Principal) -> Response:
-    return await _page(filtered(m.Log.filter(user_id=me.user.id), admin=False), admin=False)
+    """The caller's logs, newest first; the filters of ``/api/log/`` but ``username`` and ``channel``."""
+    return await _page(filtered(m.Log.filter(user_id=me.user.id), request.args, admin=False), admin=False)
 
 
 @blueprint.get("/api/log/stat")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[Stat])
 async def stat(me: Principal) -> Response:
-    return await _stat(filtered(m.Log.all(), admin=True))
+    return ok(await stat_figures(filtered(m.Log.all(), request.args, admin=True), int(time.time())))
 
 
 @blueprint.get("/api/log/self/stat")
 @require(m.ROLE_USER)
+@document_response(Ok[Stat])
 async def self_stat(me: Principal) -> Response:
-    return await _stat(filtered(m.Log.filter(user_id=me.user.id), admin=False))
+    return ok(await stat_figures(filtered(m.Log.filter(user_id=me.user.id), request.args, admin=False),
+                                 int(time.time())))
 
 
 @blueprint.delete("/api/log/")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[int])
 async def delete_history(me: Principal) -> Response:
     """``?target_timestamp=``: every row older than it, in short batches; the count."""
-    target = _int_arg("target_timestamp", 1, TIME_MAX)
+    target = _int_arg(request.args, "target_timestamp", 1, TIME_MAX)
     if target is None:
         return fail("target timestamp is required", status=400)
     deleted = 0
@@ -218,14 +327,16 @@ def _csv_line(values: Iterable[Any]) -> bytes:
 
 @blueprint.get("/api/log/export")
 @require(m.ROLE_ADMIN)
+@document_stream("text/csv", "application/x-ndjson")
 async def export_all(me: Principal) -> Response:
-    return await _export(filtered(m.Log.all(), admin=True), admin=True)
+    return await _export(filtered(m.Log.all(), request.args, admin=True), admin=True)
 
 
 @blueprint.get("/api/log/self/export")
 @require(m.ROLE_USER)
+@document_stream("text/csv", "application/x-ndjson")
 async def export_self(me: Principal) -> Response:
-    return await _export(filtered(m.Log.filter(user_id=me.user.id), admin=False), admin=False)
+    return await _export(filtered(m.Log.filter(user_id=me.user.id), request.args, admin=False), admin=False)
 
 
 @blueprint.get("/api/log/search")
@@ -262,7 +373,8 @@ def by_api_key(view: TokenView) -> Callable[[], Awaitable[Response]]:
 
 
 async def _token_logs(token: TokenEntry) -> Response:
-    rows = await m.Log.filter(token_id=token.id, user_id=token.user_id).order_by("-id").limit(TOKEN_LOG_LIMIT)
+    query = m.Log.filter(token_id=token.id, user_id=token.user_id)  # the (user_id, created_at) index
+    rows = await query.order_by(*LIST_ORDER).limit(TOKEN_LOG_LIMIT)
     return ok([log_view(r, admin=False) for r in rows])
 
 
@@ -285,6 +397,7 @@ def _limits(text: str | None) -> dict[str, bool]:
     return {name.strip(): True for name in (text or "").split(",") if name.strip()}
 
 
-blueprint.add_url_rule("/api/log/token", "token_logs", by_api_key(_token_logs), methods=["GET"])
-blueprint.add_url_rule("/api/usage/token", "token_usage", by_api_key(_token_usage), methods=["GET"])
-blueprint.add_url_rule("/api/usage/token/", "token_usage_slash", by_api_key(_token_usage), methods=["GET"])
+_documented_token_logs = document_response(Ok[list[LogItem]])(by_api_key(_token_logs))
+blueprint.add_url_rule("/api/log/token", "token_logs", _documented_token_logs, methods=["GET"])
+for _path, _name in (("/api/usage/token", "token_usage"), ("/api/usage/token/", "token_usage_slash")):
+    blueprint.add_url_rule(_path, _name, document_response(TokenUsage)(by_api_key(_token_usage)), methods=["GET"])
