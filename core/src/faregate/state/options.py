@@ -4,7 +4,9 @@ parsed once per change rather than per request."""
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from faregate import jsonutil
 from faregate.state import option_specs as specs
@@ -61,6 +63,60 @@ def _json(value: dict[str, float]) -> str:
     return jsonutil.dumps_str(value)
 
 
+_SLUG = re.compile(r"[A-Za-z0-9_-]{1,100}")
+
+
+def _http_url(max_len: int) -> specs.Parser:
+    """An http(s) URL with a host and no credentials, query or fragment: a place the gateway
+    fetches from (through the guarded fetcher, which checks the address at each fetch)."""
+    def parse(value: str) -> str:
+        value = value.strip()
+        if not value or len(value) > max_len or any(ch.isspace() or ord(ch) < 32 for ch in value):
+            raise ValueError(f"expected an http(s) URL of at most {max_len} characters, without spaces")
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - raises ValueError on a bad port
+        except ValueError:
+            raise ValueError("expected an http(s) URL") from None
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected an http:// or https:// URL with a host")
+        if "@" in parts.netloc or parts.query or parts.fragment:
+            raise ValueError("the URL must not carry credentials, a query string or a fragment")
+        return value.rstrip("/")
+    return parse
+
+
+def _uptime_kuma_groups(value: str) -> list[dict[str, str]]:
+    """new-api's ``console_setting.uptime_kuma_groups``: a JSON array of at most 20
+    ``{categoryName, url, slug, description}``, category names unique."""
+    if not value.strip():
+        return []
+    try:
+        items = jsonutil.loads(value)
+    except jsonutil.JSONDecodeError:
+        raise ValueError("expected a JSON array of groups") from None
+    if not isinstance(items, list) or len(items) > 20:
+        raise ValueError("expected a JSON array of at most 20 groups")
+    base_url = _http_url(500)
+    groups: list[dict[str, str]] = []
+    for n, item in enumerate(items, 1):
+        if not isinstance(item, dict):
+            raise ValueError(f"group {n}: expected an object")
+        name, slug, url, about = (item.get(k) for k in ("categoryName", "slug", "url", "description"))
+        if not isinstance(name, str) or not 1 <= len(name) <= 50 or any(g["categoryName"] == name for g in groups):
+            raise ValueError(f"group {n}: categoryName must be 1 to 50 characters and unique")
+        if not isinstance(slug, str) or not _SLUG.fullmatch(slug):
+            raise ValueError(f"group {n}: slug must be 1 to 100 letters, digits, _ or -")
+        if not isinstance(about, str | None) or len(about or "") > 200:
+            raise ValueError(f"group {n}: description must be a string of at most 200 characters")
+        try:
+            link = base_url(url if isinstance(url, str) else "")
+        except ValueError as exc:
+            raise ValueError(f"group {n}: url: {exc}") from None
+        groups.append({"categoryName": name, "url": link, "slug": slug, "description": about or ""})
+    return groups
+
+
 CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("QuotaPerUnit", str(QUOTA_PER_UNIT_DEFAULT), "Quota units per US dollar.", specs.number(1, 1e12)),
     OptionSpec("RetryTimes", "0", "Further channels tried after a failed attempt.", specs.integer(0, 10)),
@@ -114,6 +170,12 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("ExposeRatioEnabled", "false", "Publish the price ratios at /api/ratio_config (for ratio sync).",
                specs.boolean),
     OptionSpec("ServerAddress", "", "The gateway's public address.", specs.text(2048)),
+    OptionSpec("SyncUpstreamBase", "https://basellm.github.io/llm-metadata",
+               "Model metadata sync reads {this}/api/newapi/models.json and vendors.json "
+               "(new-api's SYNC_UPSTREAM_BASE).", _http_url(512)),
+    OptionSpec("console_setting.uptime_kuma_groups", "",
+               "Uptime Kuma status pages proxied at /api/uptime/status: a JSON array of "
+               "{categoryName, url, slug, description}.", _uptime_kuma_groups),
 )
 
 CORE_REGISTRY = OptionRegistry(CORE_OPTIONS)
