@@ -1,12 +1,14 @@
-"""Testing a channel and listing its upstream's models (issue 10, channels)."""
+"""Testing a channel, listing its upstream's models and asking its balance (issue 10,
+channels)."""
 
 from __future__ import annotations
 
 import asyncio
+import datetime
 
 from faregate.db import models as m
 from faregate.testing.harness import AdminClient, GatewayServer
-from faregate_adapter_openai.testing import FakeOpenAI
+from faregate_adapter_openai.testing import FakeOpenAI, Fault
 
 KEY = "sk-probe-upstream-0123456789"
 
@@ -32,3 +34,63 @@ async def test_channel_test_measures_and_shields(gateway: GatewayServer, admin: 
                 break
             await asyncio.sleep(0.05)
         assert len(fake.requests) >= 4  # the background round tested the channel again
+
+
+async def test_balance_of_one_channel(gateway: GatewayServer, admin: AdminClient) -> None:
+    async with FakeOpenAI(key=KEY) as fake:
+        cid = await admin.add_channel(base_url=fake.base_url, models="gpt-4o-mini", key=KEY)
+        answer = await admin.call("GET", f"/api/channel/update_balance/{cid}")
+        assert answer["success"] is True and answer["balance"] == 120 - 20.5
+        assert answer["data"]["balance"] == 99.5 and answer["data"]["balance_updated_time"] > 0
+        row = await m.Channel.get(id=cid)
+        assert row.balance == 99.5 and row.balance_updated_time > 0
+        subscription, usage = fake.requests[-2:]
+        assert subscription["path"] == "/v1/dashboard/billing/subscription"
+        today = datetime.date.today()
+        assert usage["path"] == "/v1/dashboard/billing/usage"
+        assert usage["query"] == {"start_date": today.replace(day=1).isoformat(), "end_date": today.isoformat()}
+        fake.has_payment_method, fake.total_usage = False, 13000
+        assert (await admin.call("GET", f"/api/channel/update_balance/{cid}"))["balance"] == -10
+        start = fake.requests[-1]["query"]["start_date"]
+        assert start == (today - datetime.timedelta(days=100)).isoformat()
+
+        # upstream failures: success false, redacted, bounded, never a 500
+        fake.fail_next(401, f"Incorrect API key provided: {KEY}")
+        failed = await admin.call("GET", f"/api/channel/update_balance/{cid}")
+        assert failed["success"] is False and "401" in failed["message"] and KEY not in failed["message"]
+        fake.fail_next(500, "x" * 5000)
+        failed = await admin.call("GET", f"/api/channel/update_balance/{cid}")
+        assert failed["success"] is False and len(failed["message"]) <= 300
+        fake.push_fault(Fault("malformed_json"))
+        failed = await admin.call("GET", f"/api/channel/update_balance/{cid}")
+        assert failed["success"] is False and "malformed" in failed["message"]
+        assert (await m.Channel.get(id=cid)).balance == -10  # a failure keeps the last known balance
+
+        # types that cannot tell, multi-key channels, unknown channels
+        deepseek = await admin.add_channel(base_url=fake.base_url, models="gpt-4o-mini", key=KEY, type=43)
+        anthropic = await admin.add_channel(base_url=fake.base_url, models="claude", key=KEY, type=14)
+        for other in (deepseek, anthropic):
+            failed = await admin.call("GET", f"/api/channel/update_balance/{other}")
+            assert failed == {"success": False, "message": "this channel type does not report a balance"}
+        multi = await admin.ok("POST", "/api/channel/", json={"mode": "multi_to_single", "channel": {
+            "type": 1, "key": f"{KEY}\nsk-two-0123456789", "base_url": fake.base_url, "models": "gpt-4o-mini"}})
+        assert "multi-key" in (await admin.call("GET", f"/api/channel/update_balance/{multi}"))["message"]
+        assert (await admin.call("GET", "/api/channel/update_balance/99999"))["success"] is False
+        assert (await admin.call("GET", "/api/channel/update_balance/abc"))["success"] is False
+
+
+async def test_balance_of_every_channel(gateway: GatewayServer, admin: AdminClient) -> None:
+    async with FakeOpenAI() as rich, FakeOpenAI() as broke:
+        broke.total_usage = 12000  # $120 of $120 spent
+        ids = [await admin.add_channel(base_url=rich.base_url, models="gpt-4o-mini", name=f"r{i}") for i in range(5)]
+        spent = await admin.add_channel(base_url=broke.base_url, models="gpt-4o-mini")
+        await admin.add_channel(base_url=rich.base_url, models="claude", type=14)
+        off = await admin.add_channel(base_url=rich.base_url, models="gpt-4o-mini", status=2)
+        rich.push_fault(Fault("status", status=503))
+        summary = await admin.ok("GET", "/api/channel/update_balance")
+        assert summary == {"total": 7, "updated": 5, "failed": 1, "unsupported": 1, "disabled": 1}
+        assert sorted([(await m.Channel.get(id=i)).balance for i in ids]) == [0] + [99.5] * 4
+        assert (await m.Channel.get(id=off)).balance_updated_time == 0  # disabled channels are not asked
+        row = await m.Channel.get(id=spent)
+        assert row.balance == 0 and row.status == m.CHANNEL_AUTO_DISABLED  # used up: disabled, as new-api
+        assert spent not in [c.id for lvl in gateway.gateway.snapshot.levels("default", "gpt-4o-mini") for c in lvl]

@@ -53,6 +53,7 @@ from faregate.canonical import (
 from faregate.contracts import (
     WEBSOCKET,
     Authenticator,
+    BalanceFetch,
     ChannelFilter,
     ChannelSelector,
     DbModels,
@@ -108,6 +109,7 @@ __all__ = [
     "AttemptFailed",
     "AuthRequest",
     "Authenticator",
+    "BalanceFetch",
     "BlockedAddress",
     "ChannelEntry",
     "ChannelFilter",

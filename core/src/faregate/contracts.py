@@ -96,6 +96,13 @@ class UpstreamRequest:
     body: bytes | None = None
 
 
+#: what the core hands to :attr:`Provider.fetch_balance`: ``await fetch(request)`` sends one
+#: request through the core's upstream client and returns the body of a 200 answer (bounded in
+#: size and time); any other answer or a failed connection raises a ``GatewayError`` whose
+#: message is already redacted (no channel key in it)
+BalanceFetch = Callable[[UpstreamRequest], Awaitable[bytes]]
+
+
 @dataclass(slots=True)
 class ModelInfo:
     id: str
@@ -229,6 +236,12 @@ class Provider(ABC):
     #: an async step before each attempt that turns the channel key into the credential the
     #: upstream wants (token-exchange vendors); None for plain keys
     prepare_credential: Callable[[UpstreamTarget], Awaitable[str]] | None = None
+    #: optional: the balance (USD) left on the account behind a channel key, for the admin's
+    #: ``/api/channel/update_balance``. ``await fetch_balance(target, fetch)`` builds the
+    #: requests and reads the answers; ``fetch`` (:data:`BalanceFetch`) does the I/O. Return
+    #: None when this channel type cannot tell, raise ``GatewayError`` on an answer it cannot
+    #: read. None (the default): no channel of this provider reports a balance
+    fetch_balance: Callable[[UpstreamTarget, BalanceFetch], Awaitable[float | None]] | None = None
 
     @abstractmethod
     def build_request(self, request: ChatRequest, target: UpstreamTarget) -> UpstreamRequest: ...

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import random
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
@@ -116,8 +115,9 @@ async def upstream_target(channel: ChannelEntry, provider: Provider, model: str,
                           client_headers: Mapping[str, str]) -> UpstreamTarget:
     """Where and as whom one call to ``channel`` goes: its base URL (else the provider's
     default), one of its keys, turned into the upstream's credential where the provider
-    needs a token exchange. ``model`` is the upstream's name (after the channel's mapping)."""
-    target = UpstreamTarget(base_url=channel.base_url or provider.default_base_url, key=random.choice(channel.keys),
+    needs a token exchange. ``model`` is the upstream's name (after the channel's mapping).
+    A multi-key channel offers only its enabled keys, rotated or at random by its mode."""
+    target = UpstreamTarget(base_url=channel.base_url or provider.default_base_url, key=channel.pick_key(),
                             model=model, stream=stream, channel_type=channel.type, other=channel.other,
                             settings=channel.setting, client_headers=client_headers)
     if provider.prepare_credential is not None:

@@ -1,5 +1,5 @@
 """Channel operations on many at once (new-api's admin routes): search, enabled models,
-delete disabled, batch delete, batch tag, tag enable / disable / models, copy, and
+delete disabled, batch delete, batch tag, tag enable / disable / edit / models, copy, and
 rebuilding the routing index (``fix``). Every change is published to the other workers."""
 
 from __future__ import annotations
@@ -7,26 +7,32 @@ from __future__ import annotations
 import time
 from typing import Annotated
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints
 from quart import Blueprint, Response, request
-from quart_schema import validate_request
+from quart_schema import document_response, validate_request
 from tortoise.transactions import in_transaction
 
 from faregate.db import models as m
-from faregate.management.channels import GROUP_NAME_MAX, MODEL_NAME_MAX, channel_view, rebuild_abilities
+from faregate.management.channel_rules import check_channel
+from faregate.management.channels import (
+    GROUP_NAME_MAX,
+    MODEL_NAME_MAX,
+    channel_fields,
+    channel_view,
+    rebuild_abilities,
+)
 from faregate.management.common import (
+    INT32_MAX,
     fail,
     gateway,
-    get_str,
     keyword_match,
     ok,
     page_data,
     page_rows,
     parse_id,
     require,
-    require_body,
 )
-from faregate.management.openapi import IdList
+from faregate.management.openapi import INT64, Body, IdList, Ok
 from faregate.principals import Principal
 from faregate.state.snapshot import split_list
 
@@ -113,11 +119,11 @@ async def batch_tag(data: BatchTag, me: Principal) -> Response:
     return ok(changed)
 
 
-async def _tag_status(status: int) -> Response:
-    body = await require_body()
-    tag = get_str(body, "tag", max_len=TAG_MAX, strip=True)
-    if not tag:
-        return fail("tag is required", status=400)
+class Tag(Body):
+    tag: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=TAG_MAX)]
+
+
+async def _tag_status(tag: str, status: int) -> Response:
     ids = [c.id for c in await m.Channel.filter(tag=tag).only("id")]
     async with in_transaction() as conn:
         await m.Channel.filter(id__in=ids).using_db(conn).update(status=status)
@@ -128,14 +134,65 @@ async def _tag_status(status: int) -> Response:
 
 @blueprint.post("/api/channel/tag/disabled")
 @require(m.ROLE_ADMIN)
-async def tag_disable(me: Principal) -> Response:
-    return await _tag_status(m.CHANNEL_MANUALLY_DISABLED)
+@validate_request(Tag)
+@document_response(Ok[int])
+async def tag_disable(data: Tag, me: Principal) -> Response:
+    """``{tag}`` → how many channels it disabled."""
+    return await _tag_status(data.tag, m.CHANNEL_MANUALLY_DISABLED)
 
 
 @blueprint.post("/api/channel/tag/enabled")
 @require(m.ROLE_ADMIN)
-async def tag_enable(me: Principal) -> Response:
-    return await _tag_status(m.CHANNEL_ENABLED)
+@validate_request(Tag)
+@document_response(Ok[int])
+async def tag_enable(data: Tag, me: Principal) -> Response:
+    """``{tag}`` → how many channels it enabled."""
+    return await _tag_status(data.tag, m.CHANNEL_ENABLED)
+
+
+class TagEdit(Tag):
+    """new-api's tag edit: absent (null) fields, and empty ``model_mapping`` / ``models`` /
+    ``groups``, keep each channel's value; an empty ``param_override`` / ``header_override``
+    clears it; ``new_tag`` renames the tag (empty: removes it)."""
+
+    new_tag: Annotated[str, StringConstraints(strip_whitespace=True, max_length=TAG_MAX)] | None = None
+    priority: INT64 | None = None
+    weight: Annotated[int, Field(ge=0, le=INT32_MAX)] | None = None
+    model_mapping: str | None = None
+    models: str | None = None
+    groups: str | None = None
+    param_override: str | None = None
+    header_override: str | None = None
+
+
+@blueprint.put("/api/channel/tag")
+@require(m.ROLE_ADMIN)
+@validate_request(TagEdit)
+@document_response(Ok[int])
+async def tag_edit(data: TagEdit, me: Principal) -> Response:
+    """Every channel with ``tag`` at once, checked as a single channel's update; their
+    routing index is rebuilt. Answers how many channels changed."""
+    given = {"model_mapping": data.model_mapping or None, "models": data.models or None,
+             "group": data.groups or None, "priority": data.priority, "weight": data.weight,
+             "param_override": None if data.param_override is None else data.param_override.strip(),
+             "header_override": None if data.header_override is None else data.header_override.strip()}
+    fields = channel_fields({name: value for name, value in given.items() if value is not None})
+    gw = gateway()
+    await check_channel(fields, gw.providers.keys(), creating=False, settings=gw.settings)
+    if data.new_tag is not None and data.new_tag != data.tag:
+        fields["tag"] = data.new_tag or None
+    if not fields:
+        return fail("nothing to change: give new_tag, priority, weight, model_mapping, models, groups, "
+                    "param_override or header_override", status=400)
+    rows = await m.Channel.filter(tag=data.tag)
+    async with in_transaction() as conn:
+        for row in rows:
+            for name, value in fields.items():
+                setattr(row, name, value)
+            await row.save(using_db=conn, update_fields=list(fields))
+            await rebuild_abilities(row, conn)
+    await _publish([r.id for r in rows])
+    return ok(len(rows))
 
 
 @blueprint.get("/api/channel/tag/models")

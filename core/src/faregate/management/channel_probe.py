@@ -1,17 +1,21 @@
 """Asking a channel's upstream directly (admin): a test request through the channel's own
 provider plugin (``GET /api/channel/test/{id}``, new-api's ``{success, message, time}``),
-every enabled channel in the background (``GET /api/channel/test``), and the upstream's
-model list (``GET /api/channel/fetch_models/{id}``). Upstream text is shielded as in the
-relay: the channel's keys never reach the answer."""
+every enabled channel in the background (``GET /api/channel/test``), the upstream's
+model list (``GET /api/channel/fetch_models/{id}``) and the account's balance where the
+provider can tell it (``GET /api/channel/update_balance[/{id}]``, :attr:`Provider.fetch_balance`).
+Upstream text is shielded as in the relay: the channel's keys never reach the answer."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
 from quart import Blueprint, Response, request
+from quart_schema import document_response
 
 from faregate import jsonutil
 from faregate.canonical import ChatRequest, Message, TextPart
@@ -21,16 +25,26 @@ from faregate.errors import GatewayError, shield
 from faregate.exchange.attempts import MAX_ERROR_BODY, apply_header_override, upstream_target
 from faregate.exchange.routing import map_model
 from faregate.gateway import Gateway
+from faregate.management.channel_keys import is_multi_key, read_info
 from faregate.management.common import fail, gateway, ok, parse_id, require
+from faregate.management.openapi import Ok, Shape
 from faregate.principals import Principal
 from faregate.state.snapshot import ChannelEntry, channel_entry
-from faregate.upstream import UpstreamTransportError
+from faregate.upstream import UpstreamResponse, UpstreamTransportError
 
 blueprint = Blueprint("channel_probe", __name__)
 log = logging.getLogger("faregate")
 
 TEST_PROMPT = "hi"
 TEST_MAX_TOKENS = 16
+#: a balance answer is small; more than this is not one
+BALANCE_MAX_BODY = 256 * 1024
+#: seconds one channel's balance query (all its requests) may take
+BALANCE_TIMEOUT = 30.0
+#: how many channels "update all balances" asks at once
+BALANCE_CONCURRENCY = 4
+MESSAGE_MAX = 300
+NO_BALANCE = "this channel type does not report a balance"
 
 
 async def _target(entry: ChannelEntry, provider: Provider, model: str) -> UpstreamTarget:
@@ -38,14 +52,25 @@ async def _target(entry: ChannelEntry, provider: Provider, model: str) -> Upstre
                                  client_headers={})
 
 
+async def _read(resp: UpstreamResponse, limit: int) -> bytes:
+    """The whole body, at most ``limit`` bytes (a longer one is an error)."""
+    chunks, size = [], 0
+    while chunk := await resp.read_chunk():
+        size += len(chunk)
+        if size > limit:
+            raise GatewayError(502, f"the upstream's answer is longer than {limit} bytes", code="bad_response_body")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 async def _send(gw: Gateway, req: UpstreamRequest, secrets: tuple[str, ...],
-                provider: Provider) -> tuple[bytes, float]:
+                provider: Provider, limit: int = MAX_ERROR_BODY * 8) -> tuple[bytes, float]:
     """The upstream's 200 body and the seconds it took; a shielded GatewayError otherwise."""
     started = time.perf_counter()
     try:
         resp = await gw.upstream.send(req)
         try:
-            body = await resp.aread(MAX_ERROR_BODY * 8)
+            body = await _read(resp, limit)
         finally:
             await resp.aclose()
     except UpstreamTransportError as exc:
@@ -126,13 +151,126 @@ async def fetch_models(channel_id: str, me: Principal) -> Response:
     provider = gw.providers.get(entry.type)
     if provider is None:
         return fail(f"no installed plugin serves channel type {entry.type}")
-    target = await _target(entry, provider, entry.models[0] if entry.models else "")
-    req = provider.models_request(target)
-    if req is None:
-        return fail("this channel type cannot list its models")
     try:
+        target = await _target(entry, provider, entry.models[0] if entry.models else "")
+        req = provider.models_request(target)
+        if req is None:
+            return fail("this channel type cannot list its models")
         body, _ = await _send(gw, req, (*entry.keys, target.key), provider)
         models: list[Any] = provider.parse_models(body)
     except GatewayError as err:
         return fail(err.message)
     return ok(models)
+
+
+# -- balances ---------------------------------------------------------------------------
+class BalanceError(Exception):
+    """Why a channel's balance is unknown (a message safe to show the admin)."""
+
+
+async def query_balance(gw: Gateway, row: m.Channel) -> float:
+    """Ask the channel's upstream for its balance through its provider and store it with
+    ``balance_updated_time``; :class:`BalanceError` when it cannot be told."""
+    if is_multi_key(read_info(row.channel_info)):
+        raise BalanceError("a multi-key channel does not report a balance")
+    entry = channel_entry(row, gw.box)
+    provider = gw.providers.get(entry.type)
+    if provider is None:
+        raise BalanceError(f"no installed plugin serves channel type {entry.type}")
+    if provider.fetch_balance is None:
+        raise BalanceError(NO_BALANCE)
+    secrets: list[str] = list(entry.keys)
+
+    async def fetch(req: UpstreamRequest) -> bytes:
+        body, _ = await _send(gw, req, tuple(secrets), provider, BALANCE_MAX_BODY)
+        return body
+
+    try:
+        async with asyncio.timeout(BALANCE_TIMEOUT):
+            target = await _target(entry, provider, entry.models[0] if entry.models else "")
+            secrets.append(target.key)
+            balance = await provider.fetch_balance(target, fetch)
+    except GatewayError as err:
+        raise BalanceError(err.message[:MESSAGE_MAX]) from None
+    except TimeoutError:
+        raise BalanceError(f"the upstream did not answer within {BALANCE_TIMEOUT:.0f} s") from None
+    except Exception as exc:  # noqa: BLE001 - a plugin's bug must not become a 500
+        log.warning("channel %s: the balance query failed: %s", row.id, type(exc).__name__)
+        raise BalanceError(f"the balance query failed ({type(exc).__name__})") from None
+    if balance is None:
+        raise BalanceError(NO_BALANCE)
+    if isinstance(balance, bool) or not isinstance(balance, int | float) or not math.isfinite(balance):
+        raise BalanceError("the provider reported no usable balance")
+    now = int(time.time())
+    await m.Channel.filter(id=row.id).update(balance=float(balance), balance_updated_time=now)
+    row.balance, row.balance_updated_time = float(balance), now
+    return float(balance)
+
+
+class BalanceView(Shape):
+    balance: float
+    balance_updated_time: int
+
+
+class BalanceAnswer(BaseModel):
+    """new-api's ``{success, message, balance}``, and the envelope's ``data``."""
+
+    model_config = ConfigDict(extra="forbid")
+    success: Literal[True]
+    message: str
+    balance: float
+    data: BalanceView
+
+
+class BalanceSummary(Shape):
+    total: int
+    updated: int
+    failed: int
+    unsupported: int
+    disabled: int
+
+
+@blueprint.get("/api/channel/update_balance/<channel_id>")
+@require(m.ROLE_ADMIN)
+@document_response(BalanceAnswer)
+async def update_balance(channel_id: str, me: Principal) -> Response:
+    """The channel's balance (USD), asked of its upstream and stored: new-api's
+    ``{success, message, balance}``, also as ``data: {balance, balance_updated_time}``."""
+    row = await m.Channel.get_or_none(id=parse_id(channel_id))
+    if row is None:
+        return fail("channel not found")
+    try:
+        balance = await query_balance(gateway(), row)
+    except BalanceError as err:
+        return fail(str(err))
+    return Response(jsonutil.dumps({"success": True, "message": "", "balance": balance, "data": {
+        "balance": balance, "balance_updated_time": row.balance_updated_time}}), content_type="application/json")
+
+
+@blueprint.get("/api/channel/update_balance")
+@require(m.ROLE_ADMIN)
+@document_response(Ok[BalanceSummary])
+async def update_all_balances(me: Principal) -> Response:
+    """Every enabled single-key channel whose type reports a balance, a few at a time:
+    ``{total, updated, failed, unsupported, disabled}``. As new-api, a channel whose
+    balance is used up (≤ 0) is disabled when automatic disabling is on and the channel
+    allows it (``auto_ban``)."""
+    gw = gateway()
+    rows = [r for r in await m.Channel.filter(status=m.CHANNEL_ENABLED) if not is_multi_key(read_info(r.channel_info))]
+    counts = {"total": len(rows), "updated": 0, "failed": 0, "unsupported": 0, "disabled": 0}
+    limit = asyncio.Semaphore(BALANCE_CONCURRENCY)
+
+    async def one(row: m.Channel) -> None:
+        async with limit:
+            try:
+                balance = await query_balance(gw, row)
+            except BalanceError as err:
+                counts["unsupported" if str(err) == NO_BALANCE else "failed"] += 1
+                return
+        counts["updated"] += 1
+        if balance <= 0 and row.auto_ban and gw.snapshot.options.auto_disable:
+            await gw.disable_channel(row.id, "the balance is used up")
+            counts["disabled"] += 1
+
+    await asyncio.gather(*(one(r) for r in rows))
+    return ok(counts)

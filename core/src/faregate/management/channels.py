@@ -1,5 +1,7 @@
 """Channels (admin): list, get, add, update, delete. The key is encrypted at rest
-and never appears in a list or get view."""
+and never appears in a list or get view. A channel added in ``multi_to_single`` mode
+holds many keys (see :mod:`faregate.management.channel_keys`); updating it appends to
+or replaces them (``key_mode``)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,17 @@ from tortoise.transactions import in_transaction
 
 from faregate import jsonutil
 from faregate.db import models as m
+from faregate.management.channel_keys import (
+    Key,
+    dump_info,
+    is_multi_key,
+    key_mode,
+    load_keys,
+    new_info,
+    public_info,
+    read_info,
+    split_keys,
+)
 from faregate.management.channel_rules import check_channel
 from faregate.management.common import (
     INT32_MAX,
@@ -60,6 +73,7 @@ def channel_view(row: m.Channel) -> dict[str, Any]:
         "openai_organization": row.openai_organization, "created_time": row.created_time,
         "test_time": row.test_time, "response_time": row.response_time, "balance": row.balance,
         "balance_updated_time": row.balance_updated_time, "used_quota": row.used_quota, "remark": row.remark,
+        "channel_info": public_info(row.channel_info),
     }
 
 
@@ -164,23 +178,25 @@ async def get_channel(channel_id: str, me: Principal) -> Response:
 def _keys(key: Any, mode: str) -> list[str]:
     if not isinstance(key, str) or not key.strip():
         raise BadInput("the channel key must not be empty")
-    lines = [k.strip() for k in key.split("\n") if k.strip()]
+    if "\x00" in key:
+        raise BadInput("the channel key must not contain NUL characters")
     if mode == "batch":  # one channel per key
-        return list(dict.fromkeys(lines))
+        return split_keys(key)
     if mode == "multi_to_single":  # one channel holding every key (newline-separated)
-        return ["\n".join(lines)]
+        return ["\n".join(split_keys(key))]
     return [key.strip()]
 
 
 @blueprint.post("/api/channel/")
 @require(m.ROLE_ADMIN)
 async def add_channel(me: Principal) -> Response:
-    """``{mode: single|batch|multi_to_single, channel: {...}}``. Returns the new id
-    (a list of ids in batch mode); new-api returns no data."""
+    """``{mode: single|batch|multi_to_single, multi_key_mode: random|polling, channel: {...}}``.
+    Returns the new id (a list of ids in batch mode); new-api returns no data."""
     body = await require_body()
     mode = body.get("mode") or "single"
     if mode not in MODES:
         return fail("mode must be single, batch or multi_to_single")
+    rotation = key_mode(body.get("multi_key_mode")) or "random"
     data = body.get("channel", body)
     if not isinstance(data, dict):
         return fail("channel must be an object")
@@ -193,7 +209,9 @@ async def add_channel(me: Principal) -> Response:
     now = int(time.time())
     async with in_transaction() as conn:
         for key in keys:
-            extra = {"name": f"{fields.get('name') or ''} {key[:8]}".strip()} if name_prefix else {}
+            extra: dict[str, Any] = {"name": f"{fields.get('name') or ''} {key[:8]}".strip()} if name_prefix else {}
+            if mode == "multi_to_single":
+                extra["channel_info"] = jsonutil.dumps_str(new_info(key.count("\n") + 1, rotation))
             row = await m.Channel.create(**{**fields, **extra}, created_time=now, using_db=conn)
             row.key_enc = gw.box.encrypt(key, f"channel:{row.id}")
             await row.save(using_db=conn, update_fields=["key_enc"])
@@ -204,10 +222,37 @@ async def add_channel(me: Principal) -> Response:
     return ok([r.id for r in created] if mode == "batch" else created[0].id)
 
 
+def _multi_key_update(row: m.Channel, key: str, body: dict[str, Any], stored: str) -> str | None:
+    """A multi-key channel's new key text (None: unchanged) and ``channel_info``:
+    ``key_mode`` ``append`` adds the new keys (enabled, repeats dropped) after the stored
+    ones and keeps their states; ``replace`` (the default) puts new keys in their place,
+    every key enabled. ``multi_key_mode`` changes the rotation."""
+    append = body.get("key_mode") == "append"
+    if body.get("key_mode") not in (None, "", "append", "replace"):
+        raise BadInput("key_mode must be append or replace", status=400)
+    info = read_info(row.channel_info)
+    rotation = key_mode(body.get("multi_key_mode"))
+    if rotation is not None:
+        info["multi_key_mode"] = rotation
+    keys = load_keys(stored, info)
+    text = None
+    if key.strip():
+        fresh = split_keys(key)
+        if append:
+            known = {k.text for k in keys}
+            keys += [Key(k) for k in fresh if k not in known]
+        else:
+            keys = [Key(k) for k in fresh]
+        text = "\n".join(k.text for k in keys)
+    row.channel_info = jsonutil.dumps_str(dump_info(info, keys))
+    return text
+
+
 @blueprint.put("/api/channel/")
 @require(m.ROLE_ADMIN)
 async def update_channel(me: Principal) -> Response:
-    """Partial update: absent fields keep their value; an empty key keeps the stored one."""
+    """Partial update: absent fields keep their value; an empty key keeps the stored one.
+    A multi-key channel takes ``key_mode`` (append|replace) and ``multi_key_mode``."""
     body = await require_body()
     channel_id = parse_id(body.get("id"), text=False)
     fields = channel_fields(body)
@@ -215,6 +260,8 @@ async def update_channel(me: Principal) -> Response:
     key = body.get("key")
     if key is not None and not isinstance(key, str):
         return fail("key must be a string")
+    if key and "\x00" in key:
+        return fail("key must not contain NUL characters")
     gw = gateway()
     async with in_transaction() as conn:
         row = await m.Channel.get_or_none(id=channel_id, using_db=conn)
@@ -222,8 +269,12 @@ async def update_channel(me: Principal) -> Response:
             return fail("channel not found")
         for name, value in fields.items():
             setattr(row, name, value)
-        if key and key.strip():
-            row.key_enc = gw.box.encrypt(key.strip(), f"channel:{row.id}")
+        new_key = key.strip() if key and key.strip() else None
+        if is_multi_key(read_info(row.channel_info)):
+            stored = gw.box.decrypt(row.key_enc, f"channel:{row.id}") if row.key_enc else ""
+            new_key = _multi_key_update(row, key or "", body, stored)
+        if new_key:
+            row.key_enc = gw.box.encrypt(new_key, f"channel:{row.id}")
         await row.save(using_db=conn)
         await rebuild_abilities(row, conn)
     await gw.feed.publish("channel", channel_id)

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from faregate import jsonutil
 from faregate.db import models as m
+from faregate.errors import GatewayError
 from faregate.security.crypto import SecretBox
 from faregate.state.option_specs import OptionRegistry
 from faregate.state.options import CORE_REGISTRY, Options
@@ -43,8 +45,19 @@ class UserEntry:
     group: str
 
 
+#: a multi-key channel's per-key status (``channel_info.multi_key_status_list``): absent means enabled
+KEY_ENABLED, KEY_MANUALLY_DISABLED, KEY_AUTO_DISABLED = 1, 2, 3
+KEY_MODES = ("random", "polling")
+
+#: where each polling channel's rotation stands in this worker (kept across reloads of the channel)
+_polling_cursor: dict[int, int] = {}
+
+
 @dataclass(slots=True)
 class ChannelEntry:
+    """One channel as the relay reads it. ``keys`` are the keys it may send: all of a
+    plain channel's (newline-separated), only the enabled ones of a multi-key channel."""
+
     id: int
     type: int
     name: str
@@ -64,6 +77,22 @@ class ChannelEntry:
     param_override: dict[str, Any]
     tag: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: ``polling`` rotates the keys round-robin (per worker), anything else picks one at random
+    key_mode: str = "random"
+    multi_key: bool = False
+
+    def pick_key(self) -> str:
+        """The key for the next call: new-api's ``GetNextEnabledKey``."""
+        keys = self.keys
+        if len(keys) == 1:
+            return keys[0]
+        if not keys:
+            raise GatewayError(503, f"channel {self.id} has no enabled key", code="channel:no_available_key")
+        if self.key_mode == "polling":
+            turn = _polling_cursor.get(self.id, -1) + 1
+            _polling_cursor[self.id] = turn % len(keys)
+            return keys[turn % len(keys)]
+        return random.choice(keys)
 
 
 def _json_obj(text: str | None) -> dict[str, Any]:
@@ -102,17 +131,39 @@ def user_entry(row: m.User) -> UserEntry:
                      group=row.group or "default")
 
 
+def key_statuses(info: dict[str, Any]) -> dict[int, int]:
+    """``channel_info.multi_key_status_list`` as ``{index: status}``; entries that are
+    not an index and a status are ignored (enabled)."""
+    raw = info.get("multi_key_status_list")
+    statuses: dict[int, int] = {}
+    if isinstance(raw, dict):
+        for index, status in raw.items():
+            if str(index).isdigit() and status in (KEY_MANUALLY_DISABLED, KEY_AUTO_DISABLED):
+                statuses[int(index)] = status
+    return statuses
+
+
 def channel_entry(row: m.Channel, box: SecretBox) -> ChannelEntry:
     key = box.decrypt(row.key_enc, f"channel:{row.id}") if row.key_enc else ""
+    keys = split_list(key, "\n")
+    info = _json_obj(row.channel_info)
+    multi_key = info.get("is_multi_key") is True
+    status = row.status
+    if multi_key:
+        disabled = key_statuses(info)
+        keys = [k for i, k in enumerate(keys) if i not in disabled]
+        if not keys and status == m.CHANNEL_ENABLED:
+            status = m.CHANNEL_AUTO_DISABLED  # every key disabled: nothing to route to
     return ChannelEntry(
-        id=row.id, type=row.type, name=row.name, keys=split_list(key, "\n") or [""],
-        base_url=row.base_url.rstrip("/"), status=row.status, weight=row.weight,
+        id=row.id, type=row.type, name=row.name, keys=keys or ([] if multi_key else [""]),
+        base_url=row.base_url.rstrip("/"), status=status, weight=row.weight,
         priority=row.priority, models=split_list(row.models), groups=split_list(row.group) or ["default"],
         model_mapping={str(k): str(v) for k, v in _json_obj(row.model_mapping).items()},
         status_code_mapping={str(k): str(v) for k, v in _json_obj(row.status_code_mapping).items()},
         auto_ban=bool(row.auto_ban), other=row.other or "", setting=_json_obj(row.setting),
         header_override={str(k): str(v) for k, v in _json_obj(row.header_override).items()},
         param_override=_json_obj(row.param_override), tag=row.tag,
+        key_mode="polling" if info.get("multi_key_mode") == "polling" else "random", multi_key=multi_key,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from faregate.api import (
+    BalanceFetch,
     ChatRequest,
     ChatResponse,
     GatewayError,
@@ -22,7 +23,7 @@ from faregate.api import (
     join_url,
     json_loads,
 )
-from faregate_adapter_openai import requests, responses, streams
+from faregate_adapter_openai import billing, requests, responses, streams
 from faregate_adapter_openai.format import FORMAT_NAME
 
 # new-api channel types served by the OpenAI wire format (OpenAI, Azure-less resellers,
@@ -90,6 +91,8 @@ class OpenAICompatibleProvider(HttpJsonProvider):
     #: the body field of the output bound in converted requests; OpenAI's current one,
     #: a vendor that only knows the deprecated ``max_tokens`` overrides it
     max_tokens_field: ClassVar[str] = "max_completion_tokens"
+    #: the channel types whose balance comes from OpenAI's billing endpoints (none by default)
+    balance_types: ClassVar[frozenset[int]] = frozenset()
 
     def render_request(self, request: ChatRequest, target: UpstreamTarget) -> dict[str, Any]:
         body = requests.render_request(request, target.model, self.max_tokens_field)
@@ -122,8 +125,16 @@ class OpenAICompatibleProvider(HttpJsonProvider):
     def passthrough_stream(self, summary: RequestSummary) -> PassthroughStream:
         return OpenAIPassthrough(summary)
 
+    async def fetch_balance(self, target: UpstreamTarget, fetch: BalanceFetch) -> float | None:
+        """OpenAI's billing endpoints (see :mod:`faregate_adapter_openai.billing`) for the
+        :attr:`balance_types`; other types cannot tell."""
+        if target.channel_type not in self.balance_types:
+            return None
+        return await billing.fetch_balance(target, fetch, self.auth_headers(target))
+
 
 class OpenAIProvider(OpenAICompatibleProvider):
     name = "openai"
     channel_types = OPENAI_COMPATIBLE_TYPES
     default_base_url = "https://api.openai.com"
+    balance_types = frozenset({1, 8})  # OpenAI and Custom, as new-api

@@ -16,9 +16,12 @@ Usage::
         fake.fail_next(500, "boom")  # the same, with a message
         ...
 
-Routes: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /v1/models/{id}``;
-anything else is OpenAI's 404. With a key set, ``Authorization: Bearer <key>`` is
-required (else OpenAI's 401, the key masked).
+Routes: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /v1/models/{id}``, and the
+legacy billing pair new-api reads balances from: ``GET /v1/dashboard/billing/subscription``
+(:attr:`FakeOpenAI.hard_limit_usd`, :attr:`FakeOpenAI.has_payment_method`) and ``GET
+/v1/dashboard/billing/usage?start_date=YYYY-MM-DD&end_date=YYYY-MM-DD`` (at most 100 days;
+:attr:`FakeOpenAI.total_usage` cents); anything else is OpenAI's 404. With a key set,
+``Authorization: Bearer <key>`` is required (else OpenAI's 401, the key masked).
 
 Every chat request body is validated against OpenAI's published request schema
 (``CreateChatCompletionRequest``, :mod:`.schema`): a violation is answered 400
@@ -38,6 +41,7 @@ answers, ``malformed_json`` sends ``{"id": "x", "choices": [``), plus
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable
 from typing import ClassVar
 
@@ -85,6 +89,10 @@ class FakeOpenAI(FakeServer):
                          validate_requests=validate_requests)
         self.models: list[str] = list(dict.fromkeys([*DEFAULT_MODELS, *models]))
         self._models_body = b""
+        #: what the billing endpoints report: balance = hard_limit_usd - total_usage / 100
+        self.hard_limit_usd = 120.0
+        self.has_payment_method = True
+        self.total_usage = 2050.0  # cents
 
     @property
     def api_key(self) -> str | None:
@@ -130,6 +138,8 @@ class FakeOpenAI(FakeServer):
             return await self._chat(request, response)
         if method == "GET" and path == "/v1/models":
             return response.send(200, self._models_body)
+        if method == "GET" and path.startswith("/v1/dashboard/billing/"):
+            return self._billing(request, response)
         if method == "GET" and path.startswith("/v1/models/"):
             model = path[len("/v1/models/") :]
             if model in self.models:
@@ -140,6 +150,27 @@ class FakeOpenAI(FakeServer):
                                                  code="model_not_found"))
         response.send(404, error_body(404, f"Invalid URL ({method} {path})", type="invalid_request_error",
                                       code=None))
+
+    def _billing(self, request: Request, response: Response) -> None:
+        if request.path == "/v1/dashboard/billing/subscription":
+            limit = self.hard_limit_usd
+            return response.send(200, orjson.dumps({
+                "object": "billing_subscription", "has_payment_method": self.has_payment_method,
+                "soft_limit_usd": limit * 0.8, "hard_limit_usd": limit, "system_hard_limit_usd": limit,
+                "access_until": 0}))
+        if request.path != "/v1/dashboard/billing/usage":
+            return response.send(404, error_body(404, f"Invalid URL (GET {request.path})",
+                                                 type="invalid_request_error", code=None))
+        try:
+            start = datetime.date.fromisoformat(request.query.get("start_date", ""))
+            end = datetime.date.fromisoformat(request.query.get("end_date", ""))
+        except ValueError:
+            return response.send(400, error_body(400, "start_date and end_date must be dates (YYYY-MM-DD)",
+                                                 type="invalid_request_error", code=None))
+        if not 0 <= (end - start).days <= 100:
+            return response.send(400, error_body(400, "the usage window must span 0 to 100 days",
+                                                 type="invalid_request_error", code=None))
+        response.send(200, orjson.dumps({"object": "list", "daily_costs": [], "total_usage": self.total_usage}))
 
     async def _chat(self, request: Request, response: Response) -> None:
         violation = self.check_request(request)
