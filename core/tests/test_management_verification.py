@@ -134,5 +134,7 @@ async def test_invitation_quota_moves_once(gateway: GatewayServer, admin: AdminC
     assert sum(a["success"] for a in answers) == 1
     row = await m.User.get(id=user.user_id)
     assert (row.aff_quota, row.quota) == (unit, 2 * unit)
+    shown = await user.ok("GET", "/api/user/self")
+    assert (shown["aff_quota"], shown["quota"]) == (unit, 2 * unit)
     assert await m.Log.filter(user_id=user.user_id, type=m.LOG_TOPUP).count() == 1
     await user.close()

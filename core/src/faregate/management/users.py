@@ -50,6 +50,10 @@ class UserView(Shape):
     request_count: int
     group: str
     aff_code: str
+    aff_count: int
+    aff_quota: int
+    aff_history_quota: int
+    inviter_id: int
     remark: str
 
 
@@ -105,7 +109,9 @@ def user_view(row: m.User, *, quota_held: int = 0) -> dict[str, Any]:
         "id": row.id, "username": row.username, "display_name": row.display_name, "role": row.role,
         "status": row.status, "email": row.email, "quota": row.quota + quota_held, "used_quota": row.used_quota,
         "request_count": row.request_count, "group": row.group, "aff_code": row.aff_code or "",
-        "remark": row.remark,
+        # invitation rewards: aff_quota is what POST /api/user/aff_transfer can still move
+        "aff_count": row.aff_count, "aff_quota": row.aff_quota, "aff_history_quota": row.aff_history,
+        "inviter_id": row.inviter_id, "remark": row.remark,
     }
 
 
