@@ -48,11 +48,16 @@ async def test_quota_data_ranges_are_required_and_bounded(gateway: GatewayServer
     assert too_long["success"] is False and "30 days" in too_long["message"]
 
 
-async def test_dashboard_models_follow_usable_groups(gateway: GatewayServer, admin: AdminClient) -> None:
-    await admin.add_channel(base_url="http://127.0.0.1:9", models="gpt-4o,gpt-4o-mini", name="a")
-    await admin.add_channel(base_url="http://127.0.0.1:9", models="o3", name="vip", group="vip")
-    disabled = await admin.add_channel(base_url="http://127.0.0.1:9", models="old-model", name="off")
-    await admin.ok("PUT", "/api/channel/", json={"id": disabled, "status": m.CHANNEL_MANUALLY_DISABLED})
+async def test_model_catalogues_of_the_installed_providers(gateway: GatewayServer, admin: AdminClient) -> None:
     user = await _user(gateway, admin, "viewer")
-    assert await user.ok("GET", "/api/models") == {"1": ["gpt-4o", "gpt-4o-mini"]}
+    by_type = await user.ok("GET", "/api/models")
+    assert "gpt-4o" in by_type["1"] and by_type["43"] == ["deepseek-chat", "deepseek-reasoner"]
+    assert any(model.startswith("claude-") for model in by_type["14"])
+    assert by_type["8"] == []  # Custom: a type served, no catalogue
+    catalog = {m["id"]: m for m in await admin.ok("GET", "/api/channel/models")}
+    assert catalog["gpt-4o"] == {"id": "gpt-4o", "object": "model", "created": 1626777600, "owned_by": "openai"}
+    assert catalog["claude-3-5-haiku-latest"]["owned_by"] == "anthropic"
+    assert len(catalog) == len({model for models in by_type.values() for model in models})
+    refused = await user.call("GET", "/api/channel/models")
+    assert refused["success"] is False
     await user.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from faregate.canonical import ChatRequest, ChatResponse, StreamEvent, Usage
@@ -236,6 +237,9 @@ class Provider(ABC):
     #: an async step before each attempt that turns the channel key into the credential the
     #: upstream wants (token-exchange vendors); None for plain keys
     prepare_credential: Callable[[UpstreamTarget], Awaitable[str]] | None = None
+    #: the models each of its channel types is known to serve (new-api's adaptor model lists),
+    #: offered by the console when a channel is made: ``GET /api/models``, ``/api/channel/models``
+    model_catalog: Mapping[int, tuple[str, ...]] = MappingProxyType({})
     #: optional: the balance (USD) left on the account behind a channel key, for the admin's
     #: ``/api/channel/update_balance``. ``await fetch_balance(target, fetch)`` builds the
     #: requests and reads the answers; ``fetch`` (:data:`BalanceFetch`) does the I/O. Return

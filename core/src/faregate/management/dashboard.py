@@ -1,12 +1,12 @@
 """The dashboard's figures (new-api's ``/api/data``): consumption per model and hour over a
-time range, for everyone (admin), per user (admin), or for the caller; and the models a
-user may call, per channel type (``GET /api/models``, the dashboard's model list).
+time range, for everyone (admin), per user (admin), or for the caller; and the models each
+channel type is known to serve (``GET /api/models``, ``GET /api/channel/models``).
 
 new-api keeps a ``quota_data`` table of hourly sums, filled from memory every few minutes
 (lost on a crash, and a second copy of what the logs say). Here the sums are read from the
 consume logs themselves, grouped by hour in the database over an index on ``created_at``:
 one truth, never behind, and the range is bounded so one call cannot scan the whole table
-by accident."""
+by accident. The model lists come from the installed providers' catalogues."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ HOUR = 3600
 #: new-api refuses a user's range over one month; an admin's is bounded to a year
 SELF_SPAN, ADMIN_SPAN = 30 * 24 * HOUR, 366 * 24 * HOUR
 USERNAME_MAX = 64
+#: the creation time new-api gives every catalogue model
+CATALOG_CREATED = 1626777600
 
 
 class QuotaRow(BaseModel):
@@ -60,6 +62,19 @@ class UserQuotaRows(BaseModel):
     success: bool
     message: str
     data: list[UserQuotaRow] | None = None
+
+
+class CatalogModel(BaseModel):
+    id: str
+    object: str
+    created: int
+    owned_by: str
+
+
+class CatalogModels(BaseModel):
+    success: bool
+    message: str
+    data: list[CatalogModel] | None = None
 
 
 class ModelsByType(BaseModel):
@@ -150,17 +165,32 @@ async def self_quota_data(me: Principal) -> Response:
     return ok(await consumption_by_model_hour(_consumed(start, end).filter(user_id=me.user.id)))
 
 
+def catalog_by_type() -> dict[str, list[str]]:
+    """Channel type → the models its provider is known to serve (``Provider.model_catalog``),
+    for every type an installed provider serves."""
+    gw = gateway()
+    return {str(kind): list(provider.model_catalog.get(kind, ())) for kind, provider in sorted(gw.providers.items())}
+
+
 @blueprint.get("/api/models")
 @require(m.ROLE_USER)
 @document_response(ModelsByType)
 async def dashboard_models(me: Principal) -> Response:
-    """new-api's ``DashboardListModels``: channel type → the models the caller's usable
-    groups reach through enabled channels of that type. From the in-memory snapshot."""
-    snapshot = gateway().snapshot
-    groups = set(snapshot.options.usable_groups(me.user.group))
-    by_type: dict[str, set[str]] = {}
-    for channel in snapshot.channels.values():
-        if channel.status != m.CHANNEL_ENABLED or not groups.intersection(channel.groups):
-            continue
-        by_type.setdefault(str(channel.type), set()).update(channel.models)
-    return ok({kind: sorted(models) for kind, models in sorted(by_type.items())})
+    """new-api's ``DashboardListModels``: channel type → the models that type is known to
+    serve; the console offers them when a channel is made."""
+    return ok(catalog_by_type())
+
+
+@blueprint.get("/api/channel/models")
+@require(m.ROLE_ADMIN)
+@document_response(CatalogModels)
+async def channel_model_catalog(me: Principal) -> Response:
+    """new-api's ``ChannelListModels``: every model any installed provider knows, as OpenAI
+    model objects owned by the provider's name."""
+    seen: dict[str, dict[str, Any]] = {}
+    for provider in gateway().provider_list:
+        for kind in provider.channel_types:
+            for model in provider.model_catalog.get(kind, ()):
+                seen.setdefault(model, {"id": model, "object": "model", "created": CATALOG_CREATED,
+                                        "owned_by": provider.name})
+    return ok(list(seen.values()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from faregate.api import (
@@ -20,6 +21,7 @@ from faregate.api import (
     upstream_error,
 )
 from faregate_adapter_anthropic import errors, requests, responses, streams
+from faregate_adapter_anthropic.catalog import ANTHROPIC_MODELS
 from faregate_adapter_anthropic.format import FORMAT_NAME
 
 ANTHROPIC_CHANNEL_TYPE = 14
@@ -85,6 +87,7 @@ class AnthropicPassthrough(PassthroughStream):
 class AnthropicProvider(HttpJsonProvider):
     name = "anthropic"
     channel_types = (ANTHROPIC_CHANNEL_TYPE,)
+    model_catalog = MappingProxyType({ANTHROPIC_CHANNEL_TYPE: ANTHROPIC_MODELS})
     native_format = FORMAT_NAME
     default_base_url = "https://api.anthropic.com"
     chat_path = "/v1/messages"

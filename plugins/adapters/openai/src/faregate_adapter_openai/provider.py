@@ -24,6 +24,7 @@ from faregate.api import (
     json_loads,
 )
 from faregate_adapter_openai import billing, requests, responses, streams
+from faregate_adapter_openai.catalog import MODEL_CATALOG
 from faregate_adapter_openai.format import FORMAT_NAME
 
 # new-api channel types served by the OpenAI wire format (OpenAI, Azure-less resellers,
@@ -138,3 +139,4 @@ class OpenAIProvider(OpenAICompatibleProvider):
     channel_types = OPENAI_COMPATIBLE_TYPES
     default_base_url = "https://api.openai.com"
     balance_types = frozenset({1, 8})  # OpenAI and Custom, as new-api
+    model_catalog = MODEL_CATALOG
