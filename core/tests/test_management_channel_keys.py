@@ -121,7 +121,7 @@ async def test_manage_refuses_bad_requests(gateway: GatewayServer, admin: AdminC
     for bad in ({"multi_key_mode": "roundrobin"}, {"multi_key_mode": 1}):
         body = {"mode": "multi_to_single", "channel": {"type": 1, "key": "a\nb", "models": "m"}, **bad}
         resp = await admin.http.post("/api/channel/", json=body, headers={"New-Api-User": str(admin.user_id)})
-        assert resp.json()["success"] is False and "multi_key_mode" in resp.json()["message"]
+        assert resp.status_code == 400 and "multi_key_mode" in resp.json()["message"]
 
 
 async def test_update_appends_or_replaces_keys(gateway: GatewayServer, admin: AdminClient) -> None:
@@ -143,8 +143,10 @@ async def test_update_appends_or_replaces_keys(gateway: GatewayServer, admin: Ad
     assert info["multi_key_size"] == 2 and info["multi_key_status_list"] == {}
     assert gateway.gateway.snapshot.channels[cid].keys == ["sk-new-key-1111", "sk-new-key-2222"]
     for bad in ({"key_mode": "merge"}, {"multi_key_mode": "sometimes"}):
-        answer = await admin.call("PUT", "/api/channel/", json={"id": cid, "key": "x", **bad})
-        assert answer["success"] is False and next(iter(bad)) in answer["message"]
+        resp = await admin.http.put("/api/channel/", json={"id": cid, "key": "x", **bad},
+                                    headers={"New-Api-User": str(admin.user_id)})
+        assert resp.status_code == 400 and next(iter(bad)) in resp.json()["message"], bad
+    assert _stored(gateway, await m.Channel.get(id=cid)) == ["sk-new-key-1111", "sk-new-key-2222"]
 
 
 async def test_relay_sends_only_enabled_keys_in_turn(gateway: GatewayServer, admin: AdminClient,

@@ -85,6 +85,10 @@ async def test_add_modes(gateway: GatewayServer, admin: AdminClient) -> None:
         assert (await admin.call("POST", "/api/channel/", json=body))["success"] is False, body
     assert await m.Channel.all().count() == 5
 
+    named = await admin.ok("POST", "/api/channel/", json={"mode": "batch", "batch_add_set_key_prefix_2_name": True,
+                                                          "channel": channel(key=keys)})
+    assert [(await m.Channel.get(id=i)).name for i in named] == ["main sk-key-a", "main sk-key-b", "main sk-key-c"]
+
 
 async def test_list_filters_and_secrets(gateway: GatewayServer, admin: AdminClient) -> None:
     for i in range(12):
@@ -134,11 +138,14 @@ async def test_channel_type_and_input_errors(gateway: GatewayServer, admin: Admi
         {"model_mapping": "{not json"}, {"model_mapping": "[1]"}, {"model_mapping": 7}, {"setting": "1"},
         {"models": "m" * 256}, {"group": "g" * 65}, {"auto_ban": 5}, {"tag": 1}, {"key": 5},
     ]
-    for fields in bad_fields:
-        body = await admin.call("POST", "/api/channel/", json={"mode": "single", "channel": channel(**fields)})
-        assert body["success"] is False, fields
-        body = await admin.call("PUT", "/api/channel/", json={"id": cid, **fields})
-        assert body["success"] is False, fields
+    headers = {"New-Api-User": str(admin.user_id)}
+    for fields in bad_fields:  # refused by the declared body: a 400 naming the field
+        name = next(iter(fields))
+        for method, payload in (("POST", {"mode": "single", "channel": channel(**fields)}),
+                                ("PUT", {"id": cid, **fields})):
+            resp = await admin.http.request(method, "/api/channel/", json=payload, headers=headers)
+            assert resp.status_code == 400, (method, fields, resp.text)
+            assert resp.json()["success"] is False and name in resp.json()["message"], (method, fields)
     assert await m.Channel.all().count() == 1
     row = await m.Channel.get(id=cid)
     assert row.priority == 0 and row.name == "main"
@@ -153,7 +160,8 @@ async def test_channel_type_and_input_errors(gateway: GatewayServer, admin: Admi
 
     for body in ({}, {"id": "1"}, {"id": None}, {"id": -1}, {"id": 0}, {"id": 2**40}, {"id": [cid]},
                  {"id": True}):
-        assert (await admin.call("PUT", "/api/channel/", json=body))["success"] is False, body
+        resp = await admin.http.put("/api/channel/", json=body, headers=headers)
+        assert resp.status_code == 400 and "id" in resp.json()["message"], body
     for path in ("-1", "0", "abc", "99999999999999999999", "1.5"):
         for method in ("GET", "DELETE"):
             resp = await admin.http.request(method, f"/api/channel/{path}",
@@ -161,9 +169,8 @@ async def test_channel_type_and_input_errors(gateway: GatewayServer, admin: Admi
             assert resp.status_code == 200 and resp.json()["success"] is False, (method, path)
     for raw in (b"{", b"null", b"[]", b'"x"', b"\xff"):
         for method in ("POST", "PUT"):
-            resp = await admin.http.request(method, "/api/channel/", content=raw,
-                                            headers={"New-Api-User": str(admin.user_id)})
-            assert resp.status_code == 200 and resp.json()["success"] is False, (method, raw)
+            resp = await admin.http.request(method, "/api/channel/", content=raw, headers=headers)
+            assert resp.status_code == 400 and resp.json()["success"] is False, (method, raw)
 
 
 async def test_channel_routes_need_admin(gateway: GatewayServer, admin: AdminClient) -> None:
@@ -206,3 +213,53 @@ async def test_channel_changes_route_at_once(fake_openai, gateway: GatewayServer
     await client.close()
     gateway_lines = [r.getMessage() for r in caplog.records if not r.name.startswith(("openai", "httpx", "httpcore"))]
     assert gateway_lines and not [line for line in gateway_lines if SECRET in line or key[3:] in line]
+
+
+async def test_the_web_ui_s_whole_channel_is_accepted(gateway: GatewayServer, admin: AdminClient) -> None:
+    """new-api's edit form PUTs the channel it loaded (read-only columns included) with its
+    own fields, and POSTs its form inside ``channel``: both are accepted, the extras ignored."""
+    form = {**channel(), "id": 0, "openai_organization": "", "max_input_tokens": 0, "other": "", "model_mapping": "",
+            "status_code_mapping": "", "auto_ban": 1, "test_model": "", "groups": ["default"], "priority": 0,
+            "weight": 0, "token_limit": 0, "tag": "", "multi_key_mode": "random", "settings": "{}",
+            "setting": '{"force_format":false,"proxy":""}', "param_override": "", "header_override": "",
+            "remark": ""}
+    cid = await admin.ok("POST", "/api/channel/", json={"mode": "single", "channel": form})
+    loaded = await admin.ok("GET", f"/api/channel/{cid}")
+    assert loaded["tag"] is None and loaded["test_model"] is None and loaded["setting"] == form["setting"]
+    echoed = {**loaded, "name": "edited", "groups": loaded["group"].split(","), "multi_key_mode": "random",
+              "max_input_tokens": 0, "token_limit": 0, "other_info": "", "settings": "{}", "need_reconcile": 0,
+              "azure_responses_version": "", "balance": 1.5, "used_quota": 7, "created_time": 1,
+              "channel_info": {**loaded["channel_info"], "is_multi_key": True}}
+    del echoed["key"]  # the UI drops an empty key
+    updated = await admin.ok("PUT", "/api/channel/", json=echoed)
+    assert updated == {**loaded, "name": "edited"}  # read-only columns untouched
+    row = await m.Channel.get(id=cid)
+    assert gateway.gateway.box.decrypt(row.key_enc, f"channel:{cid}") == SECRET and row.channel_info == ""
+
+    # anything else is a typo, named
+    resp = await admin.http.put("/api/channel/", json={"id": cid, "colour": "red"},
+                                headers={"New-Api-User": str(admin.user_id)})
+    assert resp.status_code == 400 and "colour" in resp.json()["message"]
+    resp = await admin.http.post("/api/channel/", json={"mode": "single", "channel": {**channel(), "colour": 1}},
+                                 headers={"New-Api-User": str(admin.user_id)})
+    assert resp.status_code == 400 and "channel.colour" in resp.json()["message"]
+    assert await m.Channel.all().count() == 1
+    bare = await admin.ok("POST", "/api/channel/", json={**channel(name="bare"), "mode": "single"})  # no wrapper
+    assert (await m.Channel.get(id=bare)).name == "bare"
+
+
+async def test_the_channel_bodies_are_documented(gateway: GatewayServer) -> None:
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        doc = (await http.get("/api/openapi.json")).json()
+    operations = doc["paths"]["/api/channel/"]
+    add = operations["post"]["requestBody"]["content"]["application/json"]["schema"]
+    update = operations["put"]["requestBody"]["content"]["application/json"]["schema"]
+    assert add["title"] == "ChannelAdd" and update["title"] == "ChannelUpdate"
+    assert add["additionalProperties"] is False and update["additionalProperties"] is False
+    assert update["required"] == ["id"] and "mode" in add["properties"] and "key_mode" in update["properties"]
+    props = update["properties"]
+    assert props["status"]["anyOf"][0]["maximum"] == 3 and props["weight"]["anyOf"][0]["maximum"] == 2**31 - 1
+    assert props["name"]["anyOf"][0]["maxLength"] == 128
+    assert {"type": "object", "additionalProperties": True} in props["model_mapping"]["anyOf"][0]["anyOf"]
+    for answer, title in ((operations["put"], "Ok[ChannelView]"), (operations["get"], "Ok[ChannelPage]")):
+        assert answer["responses"]["200"]["content"]["application/json"]["schema"]["anyOf"][0]["title"] == title

@@ -79,7 +79,7 @@ async def check_base_url(url: str, *, private_addresses: str = "allow",
 def check_header_override(text: str | None) -> None:
     if not text:
         return
-    overrides: Any = jsonutil.loads(text)  # channel_fields checked it is a JSON object
+    overrides: Any = jsonutil.loads(text)  # the body model checked it is a JSON object
     for name, value in overrides.items():
         if not _TOKEN.match(name):
             raise _refuse(f"header_override: {name[:40]!r} is not a valid header name")

@@ -9,16 +9,25 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from quart import Blueprint, Response, request
+from quart_schema import document_response, validate_request
 from tortoise.functions import Count
 from tortoise.transactions import in_transaction
 
 from faregate import jsonutil
 from faregate.db import models as m
+from faregate.management.channel_bodies import (
+    GROUP_NAME_MAX,
+    MODEL_NAME_MAX,
+    ChannelAdd,
+    ChannelPage,
+    ChannelUpdate,
+    ChannelView,
+    channel_fields,
+)
 from faregate.management.channel_keys import (
     Key,
     dump_info,
     is_multi_key,
-    key_mode,
     load_keys,
     new_info,
     public_info,
@@ -31,15 +40,13 @@ from faregate.management.common import (
     BadInput,
     fail,
     gateway,
-    get_int,
-    get_str,
     ok,
     page_data,
     page_rows,
     parse_id,
     require,
-    require_body,
 )
+from faregate.management.openapi import Done, Ok
 from faregate.principals import Principal
 from faregate.state.snapshot import split_list
 
@@ -48,18 +55,8 @@ if TYPE_CHECKING:
     from tortoise.queryset import QuerySet
 
 blueprint = Blueprint("channels", __name__)
-
-# text fields and their column limits (None = TEXT); the limits matter on MySQL/PostgreSQL
-TEXT_FIELDS: dict[str, int | None] = {
-    "name": 128, "base_url": 512, "other": None, "models": None, "group": 255, "model_mapping": None,
-    "status_code_mapping": None, "setting": None, "param_override": None, "header_override": None,
-    "remark": 255, "tag": 128, "test_model": 255, "openai_organization": 128,
-}
-NULLABLE_FIELDS = ("tag", "test_model", "openai_organization")
-JSON_FIELDS = ("model_mapping", "status_code_mapping", "setting", "param_override", "header_override")
-MODES = ("single", "batch", "multi_to_single")
-MODEL_NAME_MAX = 255  # abilities.model
-GROUP_NAME_MAX = 64  # abilities.group
+# the bulk routes take these from here
+__all__ = ["GROUP_NAME_MAX", "MODEL_NAME_MAX", "blueprint", "channel_fields", "channel_view", "rebuild_abilities"]
 
 
 def channel_view(row: m.Channel) -> dict[str, Any]:
@@ -75,49 +72,6 @@ def channel_view(row: m.Channel) -> dict[str, Any]:
         "balance_updated_time": row.balance_updated_time, "used_quota": row.used_quota, "remark": row.remark,
         "channel_info": public_info(row.channel_info),
     }
-
-
-def channel_fields(data: dict[str, Any]) -> dict[str, Any]:
-    """The writable columns present in ``data``, type-checked as Go's JSON binding
-    would (a string where an integer belongs fails, and so on)."""
-    fields: dict[str, Any] = {}
-    data = dict(data)
-    for name in ("models", "group"):  # the UI sends strings; lists are a convenience
-        value = data.get(name)
-        if isinstance(value, list):
-            if not all(isinstance(v, str) for v in value):
-                raise BadInput(f"{name} must be a comma-separated string")
-            data[name] = ",".join(v.strip() for v in value)
-    for name in JSON_FIELDS:  # accept an object as well as its JSON text
-        if isinstance(data.get(name), dict):
-            data[name] = jsonutil.dumps_str(data[name])
-    if isinstance(data.get("auto_ban"), bool):
-        data["auto_ban"] = int(data["auto_ban"])
-    for name, max_len in TEXT_FIELDS.items():
-        value = get_str(data, name, max_len=max_len)
-        if value is None:
-            continue
-        fields[name] = None if value == "" and name in NULLABLE_FIELDS else value
-    for name in JSON_FIELDS:
-        if fields.get(name):
-            try:
-                parsed = jsonutil.loads(fields[name])
-            except jsonutil.JSONDecodeError:
-                raise BadInput(f"{name} is not valid JSON") from None
-            if not isinstance(parsed, dict):
-                raise BadInput(f"{name} must be a JSON object")
-    for name, lo, hi in (("type", 0, INT32_MAX), ("status", 0, 3), ("weight", 0, INT32_MAX),
-                         ("priority", -(2**63), 2**63 - 1), ("auto_ban", 0, 1)):
-        value = get_int(data, name, lo=lo, hi=hi)
-        if value is not None:
-            fields[name] = value
-    for model in split_list(fields.get("models")):
-        if len(model) > MODEL_NAME_MAX:
-            raise BadInput(f"model name too long: {model[:40]}…")
-    for group in split_list(fields.get("group")):
-        if len(group) > GROUP_NAME_MAX:
-            raise BadInput(f"group name too long: {group[:40]}…")
-    return fields
 
 
 async def rebuild_abilities(row: m.Channel, conn: BaseDBAsyncClient) -> None:
@@ -144,6 +98,7 @@ def _status_filter(query: QuerySet[m.Channel]) -> QuerySet[m.Channel]:
 
 @blueprint.get("/api/channel/")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[ChannelPage])
 async def list_channels(me: Principal) -> Response:
     """``?p&page_size&status&type&id_sort`` → ``{page, page_size, total, items,
     type_counts}``; ``type_counts`` follows the status filter but not the type filter,
@@ -168,6 +123,7 @@ async def list_channels(me: Principal) -> Response:
 
 @blueprint.get("/api/channel/<channel_id>")
 @require(m.ROLE_ADMIN)
+@document_response(Ok[ChannelView])
 async def get_channel(channel_id: str, me: Principal) -> Response:
     row = await m.Channel.get_or_none(id=parse_id(channel_id))
     if row is None:
@@ -175,11 +131,9 @@ async def get_channel(channel_id: str, me: Principal) -> Response:
     return ok(channel_view(row))
 
 
-def _keys(key: Any, mode: str) -> list[str]:
-    if not isinstance(key, str) or not key.strip():
+def _keys(key: str | None, mode: str) -> list[str]:
+    if not key or not key.strip():
         raise BadInput("the channel key must not be empty")
-    if "\x00" in key:
-        raise BadInput("the channel key must not contain NUL characters")
     if mode == "batch":  # one channel per key
         return split_keys(key)
     if mode == "multi_to_single":  # one channel holding every key (newline-separated)
@@ -189,22 +143,19 @@ def _keys(key: Any, mode: str) -> list[str]:
 
 @blueprint.post("/api/channel/")
 @require(m.ROLE_ADMIN)
-async def add_channel(me: Principal) -> Response:
+@validate_request(ChannelAdd)
+@document_response(Ok[int | list[int]])
+async def add_channel(data: ChannelAdd, me: Principal) -> Response:
     """``{mode: single|batch|multi_to_single, multi_key_mode: random|polling, channel: {...}}``.
     Returns the new id (a list of ids in batch mode); new-api returns no data."""
-    body = await require_body()
-    mode = body.get("mode") or "single"
-    if mode not in MODES:
-        return fail("mode must be single, batch or multi_to_single")
-    rotation = key_mode(body.get("multi_key_mode")) or "random"
-    data = body.get("channel", body)
-    if not isinstance(data, dict):
-        return fail("channel must be an object")
-    fields = channel_fields(data)
+    mode = data.mode or "single"
+    rotation = data.multi_key_mode or "random"
+    channel = data.new_channel()
+    fields = channel.columns()
     gw = gateway()
     await check_channel(fields, gw.providers.keys(), creating=True, settings=gw.settings)
-    keys = _keys(data.get("key"), mode)
-    name_prefix = mode == "batch" and len(keys) > 1 and body.get("batch_add_set_key_prefix_2_name") is True
+    keys = _keys(channel.key, mode)
+    name_prefix = mode == "batch" and len(keys) > 1 and data.batch_add_set_key_prefix_2_name is True
     created = []
     now = int(time.time())
     async with in_transaction() as conn:
@@ -222,23 +173,19 @@ async def add_channel(me: Principal) -> Response:
     return ok([r.id for r in created] if mode == "batch" else created[0].id)
 
 
-def _multi_key_update(row: m.Channel, key: str, body: dict[str, Any], stored: str) -> str | None:
+def _multi_key_update(row: m.Channel, key: str, data: ChannelUpdate, stored: str) -> str | None:
     """A multi-key channel's new key text (None: unchanged) and ``channel_info``:
     ``key_mode`` ``append`` adds the new keys (enabled, repeats dropped) after the stored
     ones and keeps their states; ``replace`` (the default) puts new keys in their place,
     every key enabled. ``multi_key_mode`` changes the rotation."""
-    append = body.get("key_mode") == "append"
-    if body.get("key_mode") not in (None, "", "append", "replace"):
-        raise BadInput("key_mode must be append or replace", status=400)
     info = read_info(row.channel_info)
-    rotation = key_mode(body.get("multi_key_mode"))
-    if rotation is not None:
-        info["multi_key_mode"] = rotation
+    if data.multi_key_mode:
+        info["multi_key_mode"] = data.multi_key_mode
     keys = load_keys(stored, info)
     text = None
     if key.strip():
         fresh = split_keys(key)
-        if append:
+        if data.key_mode == "append":
             known = {k.text for k in keys}
             keys += [Key(k) for k in fresh if k not in known]
         else:
@@ -250,39 +197,36 @@ def _multi_key_update(row: m.Channel, key: str, body: dict[str, Any], stored: st
 
 @blueprint.put("/api/channel/")
 @require(m.ROLE_ADMIN)
-async def update_channel(me: Principal) -> Response:
+@validate_request(ChannelUpdate)
+@document_response(Ok[ChannelView])
+async def update_channel(data: ChannelUpdate, me: Principal) -> Response:
     """Partial update: absent fields keep their value; an empty key keeps the stored one.
     A multi-key channel takes ``key_mode`` (append|replace) and ``multi_key_mode``."""
-    body = await require_body()
-    channel_id = parse_id(body.get("id"), text=False)
-    fields = channel_fields(body)
-    await check_channel(fields, gateway().providers.keys(), creating=False, settings=gateway().settings)
-    key = body.get("key")
-    if key is not None and not isinstance(key, str):
-        return fail("key must be a string")
-    if key and "\x00" in key:
-        return fail("key must not contain NUL characters")
+    fields = data.columns()
     gw = gateway()
+    await check_channel(fields, gw.providers.keys(), creating=False, settings=gw.settings)
+    key = data.key or ""
     async with in_transaction() as conn:
-        row = await m.Channel.get_or_none(id=channel_id, using_db=conn)
+        row = await m.Channel.get_or_none(id=data.id, using_db=conn)
         if row is None:
             return fail("channel not found")
         for name, value in fields.items():
             setattr(row, name, value)
-        new_key = key.strip() if key and key.strip() else None
+        new_key = key.strip() or None
         if is_multi_key(read_info(row.channel_info)):
             stored = gw.box.decrypt(row.key_enc, f"channel:{row.id}") if row.key_enc else ""
-            new_key = _multi_key_update(row, key or "", body, stored)
+            new_key = _multi_key_update(row, key, data, stored)
         if new_key:
             row.key_enc = gw.box.encrypt(new_key, f"channel:{row.id}")
         await row.save(using_db=conn)
         await rebuild_abilities(row, conn)
-    await gw.feed.publish("channel", channel_id)
+    await gw.feed.publish("channel", data.id)
     return ok(channel_view(row))
 
 
 @blueprint.delete("/api/channel/<channel_id>")
 @require(m.ROLE_ADMIN)
+@document_response(Done)
 async def delete_channel(channel_id: str, me: Principal) -> Response:
     ref = parse_id(channel_id)
     gw = gateway()
