@@ -23,7 +23,7 @@ from faregate.db import models as m
 from faregate.management.common import BadInput, fail, gateway, ok, require
 from faregate.management.openapi import NOT_BOOL, Body, RowId, Shape
 from faregate.principals import Principal
-from faregate.state.snapshot import KEY_AUTO_DISABLED, KEY_ENABLED, KEY_MANUALLY_DISABLED, KEY_MODES, key_statuses
+from faregate.state.snapshot import KEY_AUTO_DISABLED, KEY_ENABLED, KEY_MANUALLY_DISABLED, key_statuses
 
 blueprint = Blueprint("channel_keys", __name__)
 
@@ -66,15 +66,6 @@ def new_info(size: int, mode: str) -> dict[str, Any]:
     """``channel_info`` of a channel added in ``multi_to_single`` mode."""
     return {"is_multi_key": True, "multi_key_size": size, "multi_key_status_list": {},
             "multi_key_polling_index": 0, "multi_key_mode": mode}
-
-
-def key_mode(value: Any, name: str = "multi_key_mode") -> str | None:
-    """A ``random`` / ``polling`` field; None when absent or empty."""
-    if value is None or value == "":
-        return None
-    if value not in KEY_MODES:
-        raise BadInput(f"{name} must be random or polling", status=400)
-    return str(value)
 
 
 def load_keys(key_text: str, info: dict[str, Any]) -> list[Key]:

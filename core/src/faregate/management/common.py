@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("faregate.management")
 
 INT32_MAX = 2**31 - 1
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 #: the latest unix time a filter or expiry may name (far past any date; inside BIGINT)
 TIME_MAX = 2**62
 MAX_PAGE = 10_000_000  # keeps (page - 1) * page_size far inside every database's OFFSET range
@@ -64,68 +63,6 @@ def fail(message: str, status: int = 200, **extra: Any) -> Response:
     """new-api answers most failures with HTTP 200 and ``success: false``."""
     return Response(jsonutil.dumps({"success": False, "message": message, **extra}), status=status,
                     content_type="application/json")
-
-
-async def json_body() -> dict[str, Any] | None:
-    """The JSON object in the body; ``{}`` for an empty body, None when it is not a
-    JSON object (bad JSON, bad UTF-8, an array…)."""
-    raw = await request.get_data()
-    if not raw or not raw.strip():
-        return {}
-    try:
-        value = jsonutil.loads(raw)
-    except jsonutil.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-async def require_body() -> dict[str, Any]:
-    body = await json_body()
-    if body is None:
-        raise BadInput("invalid JSON body: expected a JSON object")
-    return body
-
-
-# -- typed field readers (Go's JSON binding rejects wrong types; so do we) ------------
-def get_int(body: Mapping[str, Any], name: str, *, lo: int = INT64_MIN, hi: int = INT64_MAX,
-            default: Any = None) -> Any:
-    """An integer field: absent or null gives ``default``; a string, float or bool fails."""
-    value = body.get(name)
-    if value is None:
-        return default
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise BadInput(f"{name} must be an integer")
-    if not lo <= value <= hi:
-        raise BadInput(f"{name} must be between {lo} and {hi}")
-    return value
-
-
-def get_str(body: Mapping[str, Any], name: str, *, max_len: int | None = None, default: Any = None,
-            strip: bool = False) -> Any:
-    """A string field: absent gives ``default``, null gives ``""``; any other type fails."""
-    if name not in body:
-        return default
-    value = body[name]
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise BadInput(f"{name} must be a string")
-    if "\x00" in value:  # PostgreSQL cannot store NUL in text
-        raise BadInput(f"{name} must not contain NUL characters")
-    if strip:
-        value = value.strip()
-    if max_len is not None and len(value) > max_len:
-        raise BadInput(f"{name} must be at most {max_len} characters")
-    return value
-
-
-def get_bool(body: Mapping[str, Any], name: str, default: Any = None) -> Any:
-    value = body.get(name)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise BadInput(f"{name} must be true or false")
-    return value
 
 
 def parse_id(value: Any, name: str = "id", *, text: bool = True) -> int:
