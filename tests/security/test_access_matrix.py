@@ -112,11 +112,17 @@ async def test_a_user_never_touches_another_users_keys_or_logs(gateway: GatewayS
         row = await m.Token.get(id=tid)
         assert row.name == "v"
     assert (await thief.ok("GET", "/api/log/self"))["total"] == 0
+    export = await thief.http.get("/api/log/self/export", params={"format": "jsonl"},
+                                  headers={"New-Api-User": str(thief.user_id)})
+    assert export.status_code == 200 and export.text.strip() == ""
+    assert await thief.ok("GET", "/api/data/self", params={"start_timestamp": 0, "end_timestamp": 86400}) == []
+    assert (await thief.ok("GET", "/api/log/self/stat"))["quota"] == 0
     await victim.close()
     await thief.close()
 
 
-@pytest.mark.parametrize("path", ["/api/user/", "/api/channel/", "/api/token/", "/api/log/", "/api/option/"])
+@pytest.mark.parametrize("path", ["/api/user/", "/api/channel/", "/api/channel/search?keyword=openai", "/api/token/",
+                                  "/api/log/", "/api/option/", "/api/user/self"])
 async def test_lists_carry_no_secret(gateway: GatewayServer, admin: AdminClient, path: str) -> None:
     await admin.add_channel(base_url="http://127.0.0.1:9", models="m", key="sk-channel-secret-0123456789")
     await admin.add_token()
