@@ -14,7 +14,7 @@ from faregate.errors import GatewayError
 from faregate.exchange.attempts import AttemptFailed
 from faregate.exchange.exchange import request_id_headers
 from faregate.exchange.inbound import Outcome
-from faregate.exchange.streaming import open_stream, stream_body
+from faregate.exchange.streaming import open_stream, stream_answer
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class ChatOperation:
         opened = await open_stream(ex, provider, resp, passthrough)
         headers = {**STREAM_HEADERS, **request_id_headers(ex.request_id)}
         return Outcome(content_type=ex.format.stream_content_type, headers=headers,
-                       stream=stream_body(ex, resp, opened))
+                       stream=stream_answer(ex, resp, opened))
 
     async def _regular(self, ex: Exchange, provider: Provider, resp: UpstreamResponse, passthrough: bool) -> Outcome:
         """A 200 whose body cannot be read or understood is a failed attempt: nothing

@@ -3,6 +3,7 @@ outcome in the client's format, and a reservation is never left open."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,11 @@ async def run_exchange(driver: EndpointDriver, ex: Exchange) -> Outcome:
     except GatewayError as err:
         ex.fail(err)
         return ex.error(err)
+    except asyncio.CancelledError:
+        # the server cancels the view when the client closes the connection: nobody gets an
+        # answer, so nobody pays; without this the reservation stayed held until the worker stopped
+        ex.fail(GatewayError(499, "the client closed the connection before the answer", code="client_gone"))
+        raise
     except Exception:
         if ex.reservation is None:
             # before the reservation, what fails is the database (catch-up, lease): never

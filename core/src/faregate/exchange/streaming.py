@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING
 
 from faregate.canonical import ReasoningDelta, StreamError, TextDelta, ToolCallDelta, Usage, UsageEvent
@@ -146,7 +146,63 @@ async def open_stream(ex: Exchange, provider: Provider, resp: UpstreamResponse, 
     raise AttemptFailed(failure)
 
 
-async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream) -> AsyncIterator[bytes]:
+class GuardedStream:
+    """A stream body that settles even if it is never read. The server may close the body,
+    or drop it, before asking for its first chunk (the client left between the answer's
+    head and its body): an async generator that never started does not run its ``finally``,
+    so ``on_abandon`` settles instead, once."""
+
+    __slots__ = ("_body", "_on_abandon", "_started")
+
+    def __init__(self, body: AsyncGenerator[bytes, None], on_abandon: Callable[[], None]) -> None:
+        self._body, self._on_abandon, self._started = body, on_abandon, False
+
+    def __aiter__(self) -> GuardedStream:
+        return self
+
+    async def __anext__(self) -> bytes:
+        self._started = True  # from here the generator's own finally settles
+        return await self._body.__anext__()
+
+    async def aclose(self) -> None:
+        self._abandon()
+        await self._body.aclose()
+
+    def _abandon(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        try:
+            self._on_abandon()
+        except Exception:  # pragma: no cover - settling is synchronous bookkeeping
+            log.exception("settling an unsent stream failed")
+
+    def __del__(self) -> None:
+        self._abandon()
+
+
+def stream_answer(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream) -> GuardedStream:
+    """The body of a streamed answer, settled however it ends, read or not."""
+
+    def unsent() -> None:
+        gw = ex.gateway
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # dropped outside the loop (interpreter exit): bill what was seen
+            ex.settle(opened.reader.usage, end_reason="client_gone", output_chars=opened.reader.output_chars,
+                      first_token_ms=opened.first_token_ms)
+            return
+        if gw.settings.client_gone_drain_seconds > 0:
+            gw.spawn(drain(ex, resp, opened.reader, opened.first_token_ms))
+        else:
+            ex.settle(opened.reader.usage, end_reason="client_gone", output_chars=opened.reader.output_chars,
+                      first_token_ms=opened.first_token_ms)
+            gw.spawn(resp.aclose())
+
+    return GuardedStream(stream_body(ex, resp, opened), unsent)
+
+
+async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream) -> AsyncGenerator[bytes, None]:
     gw = ex.gateway
     idle = gw.settings.stream_idle_timeout
     reader, encoder = opened.reader, opened.encoder
