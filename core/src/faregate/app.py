@@ -9,7 +9,7 @@ from quart import Quart
 from quart.sessions import SecureCookieSession, SecureCookieSessionInterface
 from quart.wrappers import BaseRequestWebsocket
 
-from faregate.edge import errors, routes
+from faregate.edge import errors, health, routes
 from faregate.gateway import Gateway
 from faregate.management import openapi, register_management
 from faregate.plugins import PluginSet, load_plugins
@@ -45,6 +45,7 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     )
     redact.install()
     routes.install(app, gateway)
+    health.install(app, gateway)
     openapi.install(app)
     register_management(app, gateway)
     for blueprint, prefix in gateway.hooks.routes(gateway.services):

@@ -3,8 +3,10 @@ initialise tortoise."""
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
+import pkgutil
 from collections.abc import Sequence
 from typing import Any
 
@@ -77,6 +79,20 @@ def _forget_cached_sql() -> None:
     from tortoise.backends.base.executor import EXECUTOR_CACHE
 
     EXECUTOR_CACHE.clear()
+
+
+def shipped_migrations(module: str = MIGRATIONS_MODULE) -> list[str]:
+    """The migration files a package ships, in order (``0001_initial``, …)."""
+    package = importlib.import_module(module)
+    return sorted(info.name for info in pkgutil.iter_modules(package.__path__) if info.name[:4].isdigit())
+
+
+async def applied_migrations(app: str = CORE_APP) -> list[str]:
+    """The migrations of ``app`` recorded as applied in the open database, in order."""
+    from tortoise import connections
+
+    rows = await connections.get("default").execute_query_dict("SELECT app, name FROM tortoise_migrations ORDER BY id")
+    return [row["name"] for row in rows if row["app"] == app]
 
 
 async def close_storage() -> None:

@@ -77,16 +77,25 @@ class ChangeFeed:
         self._tasks: list[asyncio.Task[Any]] = []
         self._pull_lock = asyncio.Lock()
         self._pending: asyncio.Task[Any] | None = None
+        #: when this worker last read the feed from the database successfully (monotonic)
+        self.synced_at = 0.0
 
     async def start(self) -> None:
         self.last_id = await self._max_id()
         await self.snapshot.load_all()
+        self.synced_at = time.monotonic()
         self._tasks.append(asyncio.create_task(self._poll_loop(), name="changefeed-poll"))
         if self.redis_url:
             import redis.asyncio as aioredis
 
             self._redis = aioredis.from_url(self.redis_url)
             self._tasks.append(asyncio.create_task(self._redis_loop(self._redis), name="changefeed-redis"))
+
+    def current(self) -> bool:
+        """Whether this worker's view is kept current: its poll loop runs and its last
+        database sync is recent (two sync intervals, plus slack for a slow query)."""
+        alive = bool(self._tasks) and not self._tasks[0].done()
+        return alive and time.monotonic() - self.synced_at <= 2 * self.sync_interval + 5
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -182,6 +191,7 @@ class ChangeFeed:
                     last_sync = time.monotonic()
                     if await self._max_id() != self.last_id:
                         await self.pull()
+                    self.synced_at = time.monotonic()
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import inspect
 import math
-import pkgutil
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -48,11 +46,12 @@ from faregate.contracts import StorageBackend
 from faregate.db import models as m
 from faregate.db.storage import (
     CORE_APP,
-    MIGRATIONS_MODULE,
+    applied_migrations,
     close_storage,
     migrate,
     open_storage,
     pick_backend,
+    shipped_migrations,
     tortoise_config,
 )
 from faregate.testing.example_tables import APP as EXAMPLE_APP
@@ -81,8 +80,7 @@ def model_classes() -> list[type[Model]]:
 
 def migration_names() -> list[str]:
     """The migration files the core ships, in order (``0001_initial``, …)."""
-    package = importlib.import_module(MIGRATIONS_MODULE)
-    return sorted(info.name for info in pkgutil.iter_modules(package.__path__) if info.name[:4].isdigit())
+    return shipped_migrations()
 
 
 def _sample_rows() -> dict[type[Model], tuple[dict[str, Any], dict[str, Any]]]:
@@ -670,9 +668,7 @@ def _entry(user_id: int, token_id: int, channel_id: int, quota: int, request_id:
 
 
 async def _applied_migrations(app: str = CORE_APP) -> list[str]:
-    conn = connections.get("default")
-    rows = await conn.execute_query_dict("SELECT app, name FROM tortoise_migrations ORDER BY id")
-    return [row["name"] for row in rows if row["app"] == app]
+    return await applied_migrations(app)
 
 
 def _seed_0001(q: str) -> list[str]:
