@@ -36,6 +36,9 @@ def test_core_and_openai_adapter_alone(tmp_path):
     listed = subprocess.run([uv, "pip", "list", "--python", python], capture_output=True, text=True,
                             check=True).stdout
     assert "faregate-adapter-openai" in listed and "faregate-adapter-anthropic" not in listed
+    # typed packages (PEP 561): type checkers read the installed code's annotations
+    site = next((venv / "lib").glob("python*/site-packages"))
+    assert (site / "faregate" / "py.typed").exists() and (site / "faregate_adapter_openai" / "py.typed").exists()
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FAREGATE_")}
     env["FAREGATE_DATA_DIR"] = str(tmp_path / "data")
@@ -58,3 +61,11 @@ def test_core_and_openai_adapter_alone(tmp_path):
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_every_distributed_package_is_typed() -> None:
+    """Each package of the repository's distributions carries a ``py.typed`` marker."""
+    packages = [p for p in ROOT.glob("**/src/*/__init__.py") if ".venv" not in p.parts]
+    assert len(packages) >= 6
+    untyped = [str(p.parent.relative_to(ROOT)) for p in packages if not (p.parent / "py.typed").exists()]
+    assert untyped == []
