@@ -30,6 +30,7 @@ from faregate.management.common import (
     page_data,
     page_rows,
     parse_id,
+    query_text,
     require,
 )
 from faregate.management.openapi import INT64, Body, IdList, Ok
@@ -60,12 +61,9 @@ async def _delete(ids: list[int]) -> int:
 @require(m.ROLE_ADMIN)
 async def search_channels(me: Principal) -> Response:
     """``?keyword`` (name or base URL contains it, or an exact id), ``group``, ``model``."""
-    keyword = request.args.get("keyword", "").strip()
-    group = request.args.get("group", "").strip()
-    model = request.args.get("model", "").strip()
-    if len(keyword) > KEYWORD_MAX or len(group) > GROUP_NAME_MAX or len(model) > MODEL_NAME_MAX \
-            or "\x00" in keyword + group + model:
-        return fail("search terms too long", status=400)
+    keyword = query_text("keyword", KEYWORD_MAX)
+    group = query_text("group", GROUP_NAME_MAX)
+    model = query_text("model", MODEL_NAME_MAX)
     query = m.Channel.all()
     if keyword:
         query = query.filter(keyword_match(keyword, "name", "base_url", "tag"))

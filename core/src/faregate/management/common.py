@@ -76,6 +76,36 @@ def parse_id(value: Any, name: str = "id", *, text: bool = True) -> int:
     return value
 
 
+#: a query string: a werkzeug MultiDict, or a plain dict (bench/log_scale.py calls the log filters)
+Args = Mapping[str, str]
+
+
+def query_text(name: str, max_len: int, *, args: Args | None = None, strip: bool = True) -> str:
+    """A text argument of the query string, ``""`` when absent: at most ``max_len``
+    characters and no NUL (PostgreSQL cannot compare one), else a 400."""
+    value = (request.args if args is None else args).get(name, "")
+    if strip:
+        value = value.strip()
+    if len(value) > max_len or "\x00" in value:
+        raise BadInput(f"{name} must be at most {max_len} characters", status=400)
+    return value
+
+
+def query_int(name: str, lo: int, hi: int, *, args: Args | None = None) -> int | None:
+    """An integer argument of the query string, None when absent or empty; a 400 when it
+    is not an integer from ``lo`` to ``hi``."""
+    text = (request.args if args is None else args).get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise BadInput(f"{name} must be an integer", status=400) from None
+    if not lo <= value <= hi:
+        raise BadInput(f"{name} must be from {lo} to {hi}", status=400)
+    return value
+
+
 def paging() -> tuple[int, int]:
     """new-api's ``GetPageQuery``: ``p`` (1-based), ``page_size`` with fallbacks ``ps``
     then ``size`` when absent or 0; default 10, at most 100."""

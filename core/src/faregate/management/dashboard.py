@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response
 from quart_schema import document_response
 from tortoise import connections
 from tortoise.expressions import RawSQL
@@ -21,7 +21,7 @@ from tortoise.functions import Count, Sum
 from tortoise.queryset import QuerySet
 
 from faregate.db import models as m
-from faregate.management.common import TIME_MAX, BadInput, fail, gateway, ok, require
+from faregate.management.common import TIME_MAX, BadInput, gateway, ok, query_int, query_text, require
 from faregate.principals import Principal
 
 blueprint = Blueprint("dashboard", __name__)
@@ -95,10 +95,10 @@ def _range(span: int) -> tuple[int, int]:
     them), at most ``span`` seconds apart."""
     bounds = []
     for name in ("start_timestamp", "end_timestamp"):
-        text = request.args.get(name, "").strip()
-        if not (text.isascii() and text.isdigit()) or int(text) > TIME_MAX:
-            raise BadInput(f"{name} must be a unix time in seconds", status=400)
-        bounds.append(int(text))
+        value = query_int(name, 0, TIME_MAX)
+        if value is None:
+            raise BadInput(f"{name} is required: a unix time in seconds", status=400)
+        bounds.append(value)
     start, end = bounds
     if end < start:
         raise BadInput("end_timestamp must not be before start_timestamp", status=400)
@@ -134,9 +134,7 @@ async def consumption_by_model_hour(query: QuerySet[m.Log], *by_user: str) -> li
 async def all_quota_data(me: Principal) -> Response:
     """Everyone's consumption per model and hour; ``?username=`` narrows it to one user."""
     start, end = _range(ADMIN_SPAN)
-    username = request.args.get("username", "").strip()
-    if len(username) > USERNAME_MAX or "\x00" in username:
-        return fail(f"username must be at most {USERNAME_MAX} characters", status=400)
+    username = query_text("username", USERNAME_MAX)
     query = _consumed(start, end)
     if username:
         return ok(await consumption_by_model_hour(query.filter(username=username), "user_id", "username"))

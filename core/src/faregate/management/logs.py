@@ -21,7 +21,7 @@ from faregate.management.common import (
     ACCESS,
     INT32_MAX,
     TIME_MAX,
-    BadInput,
+    Args,
     fail,
     gateway,
     guarded,
@@ -29,6 +29,8 @@ from faregate.management.common import (
     page_data,
     paging,
     public,
+    query_int,
+    query_text,
     require,
 )
 from faregate.management.openapi import Ok, Page, Shape, document_stream
@@ -54,9 +56,6 @@ COUNT_CAP: int | None = 10_000
 #: for rows written out of time order (batched writes from several workers), by seconds.
 LIST_ORDER = ("-created_at", "-id")
 DEEP_PAGE_BY_IDS = True  # see log_page; False: a plain OFFSET (the benchmark's "before")
-
-Args = Mapping[str, str]  # the query string: a werkzeug MultiDict, or a dict in bench/log_scale.py
-
 
 # ---- the answers' shapes (documentation: the views build the same dicts) ----------------
 class LogItem(Shape):
@@ -109,39 +108,24 @@ class TokenUsage(Shape):  # new-api's own shape here, not the management envelop
     data: TokenUsageData
 
 
-def _int_arg(args: Args, name: str, lo: int, hi: int) -> int | None:
-    text = args.get(name, "").strip()
-    if not text:
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise BadInput(f"{name} must be an integer", status=400) from None
-    if not lo <= value <= hi:
-        raise BadInput(f"{name} must be from {lo} to {hi}", status=400)
-    return value
-
-
 def filtered(query: QuerySet[m.Log], args: Args, *, admin: bool) -> QuerySet[m.Log]:
     """new-api's log filters; users cannot filter by username or channel (they see only
     their own rows, and channels are the operator's business)."""
-    kind = _int_arg(args, "type", 0, 6)
+    kind = query_int("type", 0, 6, args=args)
     if kind:  # 0: every type
         query = query.filter(type=kind)
     for name, bound in (("start_timestamp", "gte"), ("end_timestamp", "lte")):
-        when = _int_arg(args, name, 0, TIME_MAX)
+        when = query_int(name, 0, TIME_MAX, args=args)
         if when:
             query = query.filter(**{f"created_at__{bound}": when})
     for name, max_len in TEXT_FILTERS.items():
         if name == "username" and not admin:
             continue
-        value = args.get(name, "")
-        if len(value) > max_len or "\x00" in value:
-            raise BadInput(f"{name} must be at most {max_len} characters", status=400)
+        value = query_text(name, max_len, args=args, strip=False)  # exact matches: kept as sent
         if value:
             query = query.filter(**{name: value})
     if admin:
-        channel = _int_arg(args, "channel", 0, INT32_MAX)
+        channel = query_int("channel", 0, INT32_MAX, args=args)
         if channel:
             query = query.filter(channel_id=channel)
     return query
@@ -268,7 +252,7 @@ async def self_stat(me: Principal) -> Response:
 @document_response(Ok[int])
 async def delete_history(me: Principal) -> Response:
     """``?target_timestamp=``: every row older than it, in short batches; the count."""
-    target = _int_arg(request.args, "target_timestamp", 1, TIME_MAX)
+    target = query_int("target_timestamp", 1, TIME_MAX)
     if target is None:
         return fail("target timestamp is required", status=400)
     deleted = 0

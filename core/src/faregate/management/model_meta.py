@@ -29,6 +29,7 @@ from faregate.management.common import (
     page_data,
     page_rows,
     parse_id,
+    query_text,
     require,
 )
 from faregate.management.openapi import INT64, Body, Done, Ok, Page, RowId, Shape
@@ -162,11 +163,8 @@ async def list_models(me: Principal) -> Response:
 async def search_models(me: Principal) -> Response:
     """``?keyword=`` in the name, description or tags (or an exact id); ``?vendor=`` a
     vendor id, or text its name contains."""
-    keyword = request.args.get("keyword", "").strip()
-    vendor = request.args.get("vendor", "").strip()
-    for name, value in (("keyword", keyword), ("vendor", vendor)):
-        if len(value) > KEYWORD_MAX or "\x00" in value:
-            return fail(f"{name} must be at most {KEYWORD_MAX} characters", status=400)
+    keyword = query_text("keyword", KEYWORD_MAX)
+    vendor = query_text("vendor", KEYWORD_MAX)
     query = m.ModelMeta.all()
     if keyword:
         query = query.filter(keyword_match(keyword, "model_name", "description", "tags"))

@@ -27,6 +27,7 @@ from faregate.management.common import (
     page_data,
     page_rows,
     parse_id,
+    query_text,
     require,
 )
 from faregate.management.openapi import INT64, Body, Done, Ok, Page, RowId, Shape
@@ -75,9 +76,7 @@ async def list_redemptions(me: Principal) -> Response:
 @document_response(Ok[Page[RedemptionView]])
 async def search_redemptions(me: Principal) -> Response:
     """``?keyword=``: name contains it (wildcards literal), or an exact id."""
-    keyword = request.args.get("keyword", "").strip()
-    if len(keyword) > 64 or "\x00" in keyword:
-        return fail("keyword must be at most 64 characters", status=400)
+    keyword = query_text("keyword", 64)
     query = m.Redemption.all()
     if keyword:
         query = query.filter(keyword_match(keyword, "name"))

@@ -7,14 +7,14 @@ import time
 from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response
 from quart_schema import document_response, validate_request
 from tortoise.functions import Count
 from tortoise.queryset import QuerySet
 from tortoise.transactions import in_transaction
 
 from faregate.db import models as m
-from faregate.management.common import fail, keyword_match, ok, page_data, page_rows, parse_id, require
+from faregate.management.common import fail, keyword_match, ok, page_data, page_rows, parse_id, query_text, require
 from faregate.management.openapi import INT64, Body, Done, Ok, Page, RowId, Shape
 from faregate.principals import Principal
 
@@ -73,9 +73,7 @@ async def list_vendors(me: Principal) -> Response:
 @document_response(Ok[Page[VendorView]])
 async def search_vendors(me: Principal) -> Response:
     """``?keyword=``: name or description contains it (wildcards literal), or an exact id."""
-    keyword = request.args.get("keyword", "").strip()
-    if len(keyword) > KEYWORD_MAX or "\x00" in keyword:
-        return fail(f"keyword must be at most {KEYWORD_MAX} characters", status=400)
+    keyword = query_text("keyword", KEYWORD_MAX)
     query = m.Vendor.all()
     if keyword:
         query = query.filter(keyword_match(keyword, "name", "description"))
