@@ -185,21 +185,28 @@ def stream_answer(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream) ->
     """The body of a streamed answer, settled however it ends, read or not."""
 
     def unsent() -> None:
-        gw = ex.gateway
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # dropped outside the loop (interpreter exit): bill what was seen
             ex.settle(opened.reader.usage, end_reason="client_gone", output_chars=opened.reader.output_chars,
                       first_token_ms=opened.first_token_ms)
             return
-        if gw.settings.client_gone_drain_seconds > 0:
-            gw.spawn(drain(ex, resp, opened.reader, opened.first_token_ms))
-        else:
-            ex.settle(opened.reader.usage, end_reason="client_gone", output_chars=opened.reader.output_chars,
-                      first_token_ms=opened.first_token_ms)
-            gw.spawn(resp.aclose())
+        end_stream(ex, resp, opened.reader, opened.first_token_ms, end_reason="client_gone", drain_rest=True)
 
     return GuardedStream(stream_body(ex, resp, opened), unsent)
+
+
+def end_stream(ex: Exchange, resp: UpstreamResponse, reader: StreamReader, first_token_ms: int | None, *,
+               end_reason: str, drain_rest: bool) -> None:
+    """Settle an ended stream and close its upstream; with ``drain_rest`` (the client left
+    before the upstream finished) read the rest on the side first, so the bill uses the
+    upstream's own usage."""
+    gw = ex.gateway
+    if drain_rest and gw.settings.client_gone_drain_seconds > 0:
+        gw.spawn(drain(ex, resp, reader, first_token_ms))
+        return
+    ex.settle(reader.usage, end_reason=end_reason, output_chars=reader.output_chars, first_token_ms=first_token_ms)
+    gw.spawn(resp.aclose())
 
 
 async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream) -> AsyncGenerator[bytes, None]:
@@ -251,13 +258,7 @@ async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream
         client_gone = not reader.done
         raise
     finally:
-        if client_gone and gw.settings.client_gone_drain_seconds > 0:
-            # read the rest on the side so the bill uses the upstream's own usage
-            gw.spawn(drain(ex, resp, reader, first_token_ms))
-        else:
-            ex.settle(reader.usage, end_reason=end_reason, output_chars=reader.output_chars,
-                      first_token_ms=first_token_ms)
-            gw.spawn(resp.aclose())
+        end_stream(ex, resp, reader, first_token_ms, end_reason=end_reason, drain_rest=client_gone)
 
 
 async def drain(ex: Exchange, resp: UpstreamResponse, reader: StreamReader, first_token_ms: int | None) -> None:
