@@ -111,17 +111,25 @@ def _consumed(start: int, end: int) -> QuerySet[m.Log]:
     return m.Log.filter(type=m.LOG_CONSUME, created_at__gte=start, created_at__lte=end)
 
 
+def _summed(query: QuerySet[m.Log]) -> QuerySet[m.Log]:
+    """The sums every dashboard figure has: requests, quota, prompt and completion tokens."""
+    return query.annotate(n=Count("id"), q=Sum("quota"), p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
+
+
+def _sums(row: dict[str, Any]) -> dict[str, int]:
+    return {"count": int(row["n"] or 0), "quota": int(row["q"] or 0),
+            "token_used": int(row["p"] or 0) + int(row["c"] or 0)}
+
+
 async def consumption_by_model_hour(query: QuerySet[m.Log], *by_user: str) -> list[dict[str, Any]]:
     """Sums per (model, hour[, user columns]), oldest hour first. The bucket is computed
     by the database (tested on every engine by the storage conformance suite)."""
     groups = ("model_name", "hour", *by_user)
-    rows = await (query.annotate(hour=_hour_bucket(), n=Count("id"), q=Sum("quota"), p=Sum("prompt_tokens"),
-                                 c=Sum("completion_tokens"))
+    rows = await (_summed(query.annotate(hour=_hour_bucket()))
                   .group_by(*groups).order_by("hour", "model_name").values(*groups, "n", "q", "p", "c"))
     out = []
     for row in rows:
-        item = {"model_name": row["model_name"], "created_at": int(row["hour"]), "count": int(row["n"] or 0),
-                "quota": int(row["q"] or 0), "token_used": int(row["p"] or 0) + int(row["c"] or 0)}
+        item: dict[str, Any] = {"model_name": row["model_name"], "created_at": int(row["hour"]), **_sums(row)}
         for name in by_user:
             item[name] = row[name]
         out.append(item)
@@ -147,12 +155,9 @@ async def all_quota_data(me: Principal) -> Response:
 async def users_quota_data(me: Principal) -> Response:
     """Consumption per user over the range, the biggest spenders first (at most 100)."""
     start, end = _range(ADMIN_SPAN)
-    rows = await (_consumed(start, end)
-                  .annotate(n=Count("id"), q=Sum("quota"), p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
-                  .group_by("user_id", "username").order_by("-q").limit(100)
+    rows = await (_summed(_consumed(start, end)).group_by("user_id", "username").order_by("-q").limit(100)
                   .values("user_id", "username", "n", "q", "p", "c"))
-    return ok([{"user_id": r["user_id"], "username": r["username"], "count": int(r["n"] or 0),
-                "quota": int(r["q"] or 0), "token_used": int(r["p"] or 0) + int(r["c"] or 0)} for r in rows])
+    return ok([{"user_id": r["user_id"], "username": r["username"], **_sums(r)} for r in rows])
 
 
 @blueprint.get("/api/data/self")
