@@ -13,6 +13,7 @@ from faregate.net.addresses import (
 from faregate.net.errors import BlockedAddress, FetchError
 from faregate.net.fetcher import Fetched, GuardedFetcher
 from faregate.net.resolve import Resolver, check_literal, resolve_checked, system_resolver
+from faregate.net.urls import url_form_problem
 
 __all__ = [
     "METADATA_ADDRESSES",
@@ -30,4 +31,5 @@ __all__ = [
     "name_category",
     "resolve_checked",
     "system_resolver",
+    "url_form_problem",
 ]

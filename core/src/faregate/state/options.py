@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 import re
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from faregate import jsonutil
+from faregate.net.urls import url_form_problem
 from faregate.state import option_specs as specs
 from faregate.state.option_specs import OptionRegistry, OptionSpec
 
@@ -71,17 +71,11 @@ def _http_url(max_len: int) -> specs.Parser:
     fetches from (through the guarded fetcher, which checks the address at each fetch)."""
     def parse(value: str) -> str:
         value = value.strip()
-        if not value or len(value) > max_len or any(ch.isspace() or ord(ch) < 32 for ch in value):
-            raise ValueError(f"expected an http(s) URL of at most {max_len} characters, without spaces")
-        try:
-            parts = urlsplit(value)
-            parts.port  # noqa: B018 - raises ValueError on a bad port
-        except ValueError:
-            raise ValueError("expected an http(s) URL") from None
-        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-            raise ValueError("expected an http:// or https:// URL with a host")
-        if "@" in parts.netloc or parts.query or parts.fragment:
-            raise ValueError("the URL must not carry credentials, a query string or a fragment")
+        if not value or len(value) > max_len:
+            raise ValueError(f"expected an http(s) URL of at most {max_len} characters")
+        problem = url_form_problem(value)
+        if problem is not None:
+            raise ValueError(f"the URL {problem}")
         return value.rstrip("/")
     return parse
 
