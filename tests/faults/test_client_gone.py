@@ -6,7 +6,7 @@ the reservation stayed held in the worker's memory until it stopped."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -44,28 +44,32 @@ async def test_leaving_while_the_upstream_thinks_refunds(gateway: GatewayServer,
     assert await consume_logs(gateway) == []
 
 
-async def test_a_stream_dropped_before_its_body_is_settled(gateway: GatewayServer) -> None:
+async def test_a_stream_body_never_started_is_settled_once() -> None:
     """The body of a streamed answer that the server closes (or drops) before asking for
-    its first chunk: the generator's own ``finally`` never runs, the guard settles."""
-    from faregate.exchange.streaming import GuardedStream
+    its first chunk runs no ``finally``: its finalizer settles, once, when it is collected.
+    (A body that started settles itself: test_relay_openai's client-disconnect tests.)"""
+    from faregate.exchange.streaming import stream_answer
 
     settled: list[str] = []
+    closed: list[bool] = []
 
-    async def body() -> AsyncGenerator[bytes, None]:
-        try:
-            yield b"data: 1\n\n"
-        finally:
-            settled.append("generator")
+    class Resp:
+        async def aclose(self) -> None:
+            closed.append(True)
 
-    closed = GuardedStream(body(), lambda: settled.append("abandoned"))
-    await closed.aclose()
-    assert settled == ["abandoned"]
+    ex = SimpleNamespace(
+        gateway=SimpleNamespace(settings=SimpleNamespace(client_gone_drain_seconds=0),
+                                spawn=lambda coro: asyncio.ensure_future(coro)),
+        settle=lambda usage, **kw: settled.append(kw["end_reason"]))
+    opened = SimpleNamespace(reader=SimpleNamespace(usage=None, output_chars=12), first_token_ms=5)
+
+    closed_body = stream_answer(ex, Resp(), opened)  # type: ignore[arg-type]
+    await closed_body.aclose()  # the server closes it unread
+    del closed_body
+    await asyncio.sleep(0)
+    assert settled == ["client_gone"] and closed == [True]
     settled.clear()
-    dropped = GuardedStream(body(), lambda: settled.append("abandoned"))
-    del dropped
-    assert settled == ["abandoned"]
-    settled.clear()
-    started = GuardedStream(body(), lambda: settled.append("abandoned"))
-    assert await started.__anext__() == b"data: 1\n\n"
-    await started.aclose()
-    assert settled == ["generator"]  # once started, the generator settles itself
+    dropped = stream_answer(ex, Resp(), opened)  # type: ignore[arg-type]
+    del dropped  # the server drops it without entering it
+    await asyncio.sleep(0)
+    assert settled == ["client_gone"]

@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable
+import weakref
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING
 
 from faregate.canonical import ReasoningDelta, StreamError, TextDelta, ToolCallDelta, Usage, UsageEvent
@@ -146,45 +147,16 @@ async def open_stream(ex: Exchange, provider: Provider, resp: UpstreamResponse, 
     raise AttemptFailed(failure)
 
 
-class GuardedStream:
-    """A stream body that settles even if it is never read. The server may close the body,
-    or drop it, before asking for its first chunk (the client left between the answer's
-    head and its body): an async generator that never started does not run its ``finally``,
-    so ``on_abandon`` settles instead, once."""
-
-    __slots__ = ("_body", "_on_abandon", "_started")
-
-    def __init__(self, body: AsyncGenerator[bytes, None], on_abandon: Callable[[], None]) -> None:
-        self._body, self._on_abandon, self._started = body, on_abandon, False
-
-    def __aiter__(self) -> GuardedStream:
-        return self
-
-    async def __anext__(self) -> bytes:
-        self._started = True  # from here the generator's own finally settles
-        return await self._body.__anext__()
-
-    async def aclose(self) -> None:
-        self._abandon()
-        await self._body.aclose()
-
-    def _abandon(self) -> None:
-        if self._started:
-            return
-        self._started = True
-        try:
-            self._on_abandon()
-        except Exception:  # pragma: no cover - settling is synchronous bookkeeping
-            log.exception("settling an unsent stream failed")
-
-    def __del__(self) -> None:
-        self._abandon()
-
-
-def stream_answer(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream) -> GuardedStream:
-    """The body of a streamed answer, settled however it ends, read or not."""
+def stream_answer(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream) -> AsyncGenerator[bytes, None]:
+    """The body of a streamed answer, settled however it ends, read or not. The server may
+    close the body, or drop it, before asking for its first chunk (the client left between
+    the answer's head and its body): an async generator that never started runs no
+    ``finally``, so a finalizer settles it when it is collected. Nothing is added per chunk."""
+    ended = [False]  # the body's finally ran: it settled (or drains) itself
 
     def unsent() -> None:
+        if ended[0]:
+            return
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # dropped outside the loop (interpreter exit): bill what was seen
@@ -193,7 +165,9 @@ def stream_answer(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream) ->
             return
         end_stream(ex, resp, opened.reader, opened.first_token_ms, end_reason="client_gone", drain_rest=True)
 
-    return GuardedStream(stream_body(ex, resp, opened), unsent)
+    body = stream_body(ex, resp, opened, ended)
+    weakref.finalize(body, unsent)
+    return body
 
 
 def end_stream(ex: Exchange, resp: UpstreamResponse, reader: StreamReader, first_token_ms: int | None, *,
@@ -209,7 +183,8 @@ def end_stream(ex: Exchange, resp: UpstreamResponse, reader: StreamReader, first
     gw.spawn(resp.aclose())
 
 
-async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream) -> AsyncGenerator[bytes, None]:
+async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream,
+                      ended: list[bool]) -> AsyncGenerator[bytes, None]:
     gw = ex.gateway
     idle = gw.settings.stream_idle_timeout
     reader, encoder = opened.reader, opened.encoder
@@ -258,6 +233,7 @@ async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream
         client_gone = not reader.done
         raise
     finally:
+        ended[0] = True
         end_stream(ex, resp, reader, first_token_ms, end_reason=end_reason, drain_rest=client_gone)
 
 
