@@ -62,13 +62,7 @@ class PluginSet:
         return [r for r in self.reports if r.error]
 
 
-def _split(value: str | None) -> list[str] | None:
-    if value is None:
-        return None
-    return [v.strip() for v in value.split(",") if v.strip()]
-
-
-def _entry_points() -> Iterable[tuple[importlib.metadata.EntryPoint, str, str]]:
+def installed_entry_points() -> Iterable[tuple[importlib.metadata.EntryPoint, str, str]]:
     seen: set[tuple[str, str]] = set()
     for dist in importlib.metadata.distributions():
         dist_name = dist.metadata["Name"]
@@ -95,15 +89,19 @@ def load_plugins(
     :param block: entry-point names never to load (``FAREGATE_DISABLED_PLUGINS``).
     :param extra: plugin objects/modules to register too (tests, embedding).
     """
-    if allow is None:
-        allow = _split(os.environ.get("FAREGATE_PLUGINS"))
-    if block is None:
-        block = _split(os.environ.get("FAREGATE_DISABLED_PLUGINS")) or []
+    if allow is None or block is None:
+        from faregate.settings import CORE_SETTINGS, Settings
+
+        chosen = Settings(CORE_SETTINGS)  # environment and config file, as the gateway will see them
+        if allow is None:
+            allow = list(chosen.plugins) or None
+        if block is None:
+            block = list(chosen.disabled_plugins)
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     reports: list[PluginReport] = []
     if load_entrypoints:
-        for ep, dist_name, version in sorted(_entry_points(), key=lambda t: t[0].name):
+        for ep, dist_name, version in sorted(installed_entry_points(), key=lambda t: t[0].name):
             if ep.name in block or (allow is not None and ep.name not in allow):
                 continue
             if pm.has_plugin(ep.name):
