@@ -636,6 +636,33 @@ async def test_hook_register_usage_recorders(serve: Any) -> None:
         assert [(e.model_name, e.quota, e.request_id) for e in seen] == [(MODEL, row.quota, row.request_id)]
 
 
+async def test_hook_register_exchange_observers(serve: Any) -> None:
+    seen: list[Any] = []
+
+    def broken(report: Any) -> None:
+        raise RuntimeError("tracing backend down")  # logged, never reaches the client
+
+    class ObserverPlugin:
+        __name__ = "hooktest-observers"
+
+        @hookimpl
+        def register_exchange_observers(self, register: Callable[[Any], None]) -> None:
+            register(broken)
+            register(seen.append)
+
+    served = await serve(ObserverPlugin())
+    await served.chat()
+    with pytest.raises(openai.APIStatusError):
+        await served.chat(model="no-such-model")
+    (row,) = await served.logs()
+    ok, refused = seen
+    assert (ok.model, ok.status, ok.attempts, ok.quota, ok.request_id) == (MODEL, 200, 1, row.quota, row.request_id)
+    assert ok.channel_id == served.channels["main"] and ok.key_name and ok.input_tokens > 0
+    assert 0 <= ok.overhead_seconds <= ok.seconds
+    assert (refused.model, refused.attempts, refused.quota) == ("no-such-model", 0, 0)
+    assert refused.status >= 400 and refused.route == "/v1/chat/completions"
+
+
 async def test_hook_register_payment_providers(make_gateway: Any) -> None:
     class FakePay:
         name = "fakepay"

@@ -88,6 +88,7 @@ from faregate.jsonutil import dumps_str as json_dumps_str
 from faregate.jsonutil import loads as json_loads
 from faregate.kit import HttpJsonProvider, join_url, malformed_response
 from faregate.net import AddressCategory, BlockedAddress, Fetched, FetchError, GuardedFetcher
+from faregate.observe.report import ExchangeReport
 from faregate.principals import AuthRequest, Principal, bearer_token
 from faregate.services import Services
 from faregate.settings import Setting, Settings
@@ -120,6 +121,7 @@ __all__ = [
     "DbModels",
     "EndpointDriver",
     "Exchange",
+    "ExchangeReport",
     "FetchError",
     "Fetched",
     "Framing",

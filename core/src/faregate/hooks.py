@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         StorageBackend,
         UsageRecorder,
     )
+    from faregate.observe.report import Observer
     from faregate.services import Services
     from faregate.settings import Setting
     from faregate.state.option_specs import OptionSpec
@@ -115,6 +116,9 @@ class GatewayHooks:
 
     def usage_recorders(self, services: Services) -> list[UsageRecorder]:
         return collect(self.hook.register_usage_recorders, services=services)
+
+    def exchange_observers(self, services: Services) -> list[Observer]:
+        return collect(self.hook.register_exchange_observers, services=services)
 
     def payment_providers(self, services: Services) -> list[PaymentProvider]:
         return collect(self.hook.register_payment_providers, services=services)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         StorageBackend,
         UsageRecorder,
     )
+    from faregate.observe.report import Observer
     from faregate.services import Services
     from faregate.settings import Setting
     from faregate.state.option_specs import OptionSpec
@@ -183,6 +184,20 @@ def register_usage_recorders(register: Callable[[UsageRecorder], None], services
     exports). Errors are logged, never propagated to the client.
 
     :param register: call with an object that has ``record(entry)``.
+    :param services: the plugins' door to the running gateway.
+    """
+
+
+@hookspec
+def register_exchange_observers(register: Callable[[Observer], None], services: Services) -> None:
+    """Add observers called once per exchange as it ends (settled, refunded, or refused
+    before any reservation) with its :class:`faregate.observe.report.ExchangeReport`:
+    request id, route, model, user, key name, channel, status, attempts, end reason,
+    latency and the gateway's own overhead, tokens and quota. They run on the event
+    loop inside settlement: be quick, never block, never raise (an observer that raises
+    is logged and skipped).
+
+    :param register: call with a callable taking the report.
     :param services: the plugins' door to the running gateway.
     """
 

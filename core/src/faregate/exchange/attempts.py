@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
@@ -86,16 +87,22 @@ async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
         passthrough = provider.native_format == ex.format.name and not channel.setting.get("force_convert")
         upstream_req = op.build(ex, provider, target, passthrough)
         apply_header_override(upstream_req, channel.header_override, target.key)
+        sent = time.perf_counter()
         try:
             resp = await gw.upstream.send(upstream_req, stream=summary.stream)
         except UpstreamTransportError as exc:
+            ex.upstream_seconds += time.perf_counter() - sent
             log.warning("channel %s: request failed: %s", channel.id, exc)
             last_error = GatewayError(500, "upstream error: do request failed", code="do_request_failed",
                                       upstream=True)
             excluded.add(channel.id)
             continue
+        ex.answer_at = time.perf_counter()
+        ex.upstream_seconds += ex.answer_at - sent
         if resp.status_code != 200:
             err = await upstream_error(ex, provider, resp, channel)
+            ex.upstream_seconds += time.perf_counter() - ex.answer_at
+            ex.answer_at = 0.0
             excluded.add(channel.id)
             last_error = err
             if not options.should_retry_status(err.status) or err.code == "bad_response_body":
@@ -104,6 +111,8 @@ async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
         try:
             return await op.finish(ex, provider, resp, passthrough)
         except AttemptFailed as failed:
+            ex.upstream_seconds += time.perf_counter() - ex.answer_at if ex.answer_at else 0.0
+            ex.answer_at = 0.0
             last_error = failed.error
             excluded.add(channel.id)
     if last_error is not None:

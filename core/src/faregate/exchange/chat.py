@@ -5,6 +5,7 @@ passed through when client and channel speak the same format, converted otherwis
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING
 
 from faregate import jsonutil
@@ -54,6 +55,9 @@ class ChatOperation:
                                              code="read_response_body_failed", upstream=True)) from None
         finally:
             await resp.aclose()
+        # the body is in: what follows (conversion, billing) is the gateway's own time
+        ex.upstream_seconds += time.perf_counter() - ex.answer_at
+        ex.answer_at = 0.0
         response = None
         try:
             if passthrough:

@@ -18,6 +18,7 @@ exchange and read its public state: ``model``, ``principal``, ``summary``,
 from __future__ import annotations
 
 import math
+import re
 import time
 import uuid
 from collections.abc import Mapping
@@ -26,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 from faregate import jsonutil
 from faregate.canonical import ChatRequest, Usage
 from faregate.errors import bad_request
-from faregate.exchange import admission, settlement
+from faregate.exchange import admission, report, settlement
 from faregate.exchange.inbound import JSON, InboundRequest, Outcome
+from faregate.observe.logs import request_id_var
 
 if TYPE_CHECKING:
     from faregate.billing.ledger import Reservation
@@ -58,16 +60,28 @@ def new_request_id() -> str:
     return time.strftime("%Y%m%d%H%M%S") + uuid.uuid4().hex[:16]
 
 
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+def trusted_request_id(value: str | None) -> str | None:
+    """A proxy's request id, if it is one we can put in headers and logs as it is."""
+    if value and _REQUEST_ID.fullmatch(value):
+        return value
+    return None
+
+
 class Exchange:
     __slots__ = ("gateway", "request", "format", "request_id", "started", "principal", "summary", "body", "raw",
                  "price", "reservation", "channel", "upstream_model", "attempt", "tried", "extra", "secrets",
-                 "_canonical")
+                 "upstream_seconds", "answer_at", "reported", "_canonical")
 
     def __init__(self, gateway: Gateway, request: InboundRequest, fmt: InboundFormat) -> None:
         self.gateway = gateway
         self.request = request
         self.format = fmt
-        self.request_id = new_request_id()
+        # a trusted proxy's id (the edge drops the header from anyone else), else a new one
+        self.request_id = trusted_request_id(request.headers.get("x-request-id")) or new_request_id()
+        request_id_var.set(self.request_id)  # for every log line written while serving it
         self.started = time.perf_counter()
         self.principal: Principal | None = None
         self.summary: RequestSummary | None = None
@@ -82,6 +96,10 @@ class Exchange:
         self.extra: dict[str, Any] = {}
         #: the current attempt's channel keys and credential: redacted from upstream text
         self.secrets: tuple[str, ...] = ()
+        #: time spent waiting on upstreams, and when the answering upstream's headers came
+        self.upstream_seconds = 0.0
+        self.answer_at = 0.0
+        self.reported = False
         self._canonical: ChatRequest | None = None
 
     # ---- what policy objects read -----------------------------------------------------
@@ -154,6 +172,13 @@ class Exchange:
 
     def fail(self, err: GatewayError) -> None:
         settlement.refund(self, err)
+
+    def finish(self, status: int, end_reason: str, usage: Usage | None = None, quota: int = 0) -> None:
+        """Report how the exchange ended, once (settlement calls this; the edge for
+        answers that reserved nothing)."""
+        if not self.reported:
+            self.reported = True
+            report.finish(self, status, end_reason, usage, quota)
 
     # ---- outcomes ---------------------------------------------------------------------
     def json(self, payload: Any, status: int = 200) -> Outcome:

@@ -18,6 +18,14 @@ log = logging.getLogger("faregate.relay")
 
 
 async def run_exchange(driver: EndpointDriver, ex: Exchange) -> Outcome:
+    outcome = await _run(driver, ex)
+    if not ex.reported and outcome.stream is None:  # nothing was reserved (or settled): report it here
+        err = outcome.error
+        ex.finish(outcome.status, "done" if err is None else err.code or err.type or "error")
+    return outcome
+
+
+async def _run(driver: EndpointDriver, ex: Exchange) -> Outcome:
     try:
         return await driver.handle(ex)
     except GatewayError as err:
@@ -27,6 +35,7 @@ async def run_exchange(driver: EndpointDriver, ex: Exchange) -> Outcome:
         # the server cancels the view when the client closes the connection: nobody gets an
         # answer, so nobody pays; without this the reservation stayed held until the worker stopped
         ex.fail(GatewayError(499, "the client closed the connection before the answer", code="client_gone"))
+        ex.finish(499, "client_gone")
         raise
     except Exception:
         if ex.reservation is None:

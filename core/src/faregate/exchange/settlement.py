@@ -78,6 +78,7 @@ def settle(ex: Exchange, usage: Usage | None, *, end_reason: str, output_chars: 
     entry = log_entry(ex, type=m.LOG_CONSUME, quota=quota, usage=usage, other=other)
     channel = ex.channel
     reservation.settle(quota, entry if ex.options.log_consume else None, channel.id if channel else 0)
+    ex.finish(200, end_reason, usage, quota)
 
 
 def refund(ex: Exchange, err: GatewayError, reservation: Reservation | None = None) -> None:
@@ -88,3 +89,4 @@ def refund(ex: Exchange, err: GatewayError, reservation: Reservation | None = No
     entry = log_entry(ex, type=m.LOG_ERROR, quota=0, usage=None, content=err.detail or err.message,
                       other={"status_code": err.status, "error_code": err.code, "error_type": err.type})
     reservation.refund(entry)
+    ex.finish(err.status, err.code or err.type or "error")
