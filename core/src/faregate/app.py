@@ -9,9 +9,11 @@ from quart import Quart
 from quart.sessions import SecureCookieSession, SecureCookieSessionInterface
 from quart.wrappers import BaseRequestWebsocket
 
-from faregate.edge import errors, health, routes
+from faregate.edge import errors, health, request_ids, routes
+from faregate.edge.proxies import TrustedProxies
 from faregate.gateway import Gateway
 from faregate.management import openapi, register_management
+from faregate.observe import metrics
 from faregate.plugins import PluginSet, load_plugins
 from faregate.security import redact
 
@@ -46,11 +48,15 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     redact.install()
     routes.install(app, gateway)
     health.install(app, gateway)
+    metrics.install(app, gateway)
     openapi.install(app)
     register_management(app, gateway)
     for blueprint, prefix in gateway.hooks.routes(gateway.services):
         app.register_blueprint(blueprint, url_prefix=prefix)
     errors.install(app)
+    request_ids.install(app)
+    # the outermost layer: the client address and request id every view sees are decided here
+    app.asgi_app = TrustedProxies(app.asgi_app, gateway.settings.trusted_proxies)  # type: ignore[method-assign,assignment]
 
     @app.before_serving
     async def _start() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -222,6 +223,13 @@ class PassthroughStream(ABC):
         return b""
 
 
+class FakeUpstreamServer(Protocol):
+    """What a provider's fake server offers a caller (see :attr:`Provider.fake_server`)."""
+
+    @property
+    def base_url(self) -> str: ...
+
+
 class Provider(ABC):
     """A channel type: how to call one kind of upstream and read what comes back.
     Pure functions of their inputs; the core does the I/O. Most providers derive from
@@ -246,6 +254,11 @@ class Provider(ABC):
     #: None when this channel type cannot tell, raise ``GatewayError`` on an answer it cannot
     #: read. None (the default): no channel of this provider reports a balance
     fetch_balance: Callable[[UpstreamTarget, BalanceFetch], Awaitable[float | None]] | None = None
+    #: optional: a faithful fake of this upstream, for trying the gateway without a provider
+    #: key (``faregate dev fake-provider NAME``) and for tests: ``fake_server(host, port,
+    #: api_key)`` returns an async context manager serving until it exits; what it enters
+    #: has the ``base_url`` a channel points at. Import the fake lazily: it is test code
+    fake_server: Callable[[str, int, str | None], AbstractAsyncContextManager[FakeUpstreamServer]] | None = None
 
     @abstractmethod
     def build_request(self, request: ChatRequest, target: UpstreamTarget) -> UpstreamRequest: ...

@@ -27,6 +27,8 @@ from faregate.db import models as m
 from faregate.db import storage
 from faregate.hooks import GatewayHooks
 from faregate.log_retention import retention_loop
+from faregate.observe.report import Observer
+from faregate.observe.request_log import log_request
 from faregate.plugins import PluginSet
 from faregate.security.crypto import SecretBox, load_or_create_secret
 from faregate.services import Services
@@ -100,6 +102,8 @@ class Gateway:
                                                                            "payment provider")
         self.second_factors: dict[str, SecondFactor] = first_by_name(hooks.second_factors(services),
                                                                      "second factor", key="method")
+        #: told how each exchange ended: the request log line, the metrics, the plugins' observers
+        self.observers: list[Observer] = [log_request, *hooks.exchange_observers(services)]
         self.storage_backends: list[StorageBackend] = hooks.storage_backends()
         self.db_models: list[DbModels] = list(first_by_name(hooks.db_models(), "tables of app", key="app").values())
         data_dir = self.settings.data_dir

@@ -42,7 +42,6 @@ log = logging.getLogger("faregate.supervisor")
 HEALTHY_AFTER = 10.0  # a worker that lived this long did not die of a bad start
 MAX_DELAY = 30.0
 GIVE_UP_AFTER = 5  # early deaths per worker slot, while none has ever been healthy
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 @dataclass(slots=True)
@@ -186,10 +185,11 @@ def worker_main(config: Config, sockets: Sockets, shutdown: EventType, master_pi
     from hypercorn.utils import wrap_app
 
     from faregate.app import create_app
+    from faregate.observe import logs
+    from faregate.settings import CORE_SETTINGS, Settings
 
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
-    for name in ("hypercorn.error", "hypercorn.access"):  # they have their own handlers: print once
-        logging.getLogger(name).propagate = False
+    core = Settings(CORE_SETTINGS)  # the master validated them and passed its flags on in the environment
+    logs.configure(core.log_level, core.log_format)
     app = wrap_app(create_app(), config.wsgi_max_body_size, "asgi")
 
     async def until_shutdown() -> None:

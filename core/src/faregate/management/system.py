@@ -2,26 +2,22 @@
 
 from __future__ import annotations
 
-import time
 from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
 from quart import Blueprint, Response
 from quart_schema import document_response, validate_request
-from tortoise.exceptions import IntegrityError, OperationalError
-from tortoise.transactions import in_transaction
 
 from faregate import __version__, jsonutil
+from faregate.accounts.root import AlreadyInitialised, create_root
 from faregate.db import models as m
 from faregate.management.common import fail, gateway, guarded, ok, public, require
 from faregate.management.openapi import Body, Done, Ok, Shape
 from faregate.principals import Principal
-from faregate.security.passwords import hash_password_async
 from faregate.state.option_specs import OptionError
 
 blueprint = Blueprint("system", __name__)
 
-ROOT_INITIAL_QUOTA = 100_000_000  # new-api gives a fresh root $200
 
 
 class SetupState(Shape):
@@ -87,21 +83,10 @@ async def post_setup(data: SetupBody) -> Response:
     if "confirmPassword" in data.model_fields_set and data.confirmPassword != password:
         return fail("the two passwords differ")
     modes = {"SelfUseModeEnabled": data.SelfUseModeEnabled, "DemoSiteEnabled": data.DemoSiteEnabled}
-    # before the transaction: hashing is slow
-    password_hash = await hash_password_async(password)
-    now = int(time.time())
     try:
-        async with in_transaction() as conn:
-            # the fixed id makes a concurrent second setup fail on the primary key
-            await m.Setup.create(id=1, version=__version__, initialized_at=now, using_db=conn)
-            user = await m.User.create(username=username, password_hash=password_hash,
-                                       display_name="Root User", role=m.ROLE_ROOT, quota=ROOT_INITIAL_QUOTA,
-                                       created_at=now, using_db=conn)
-            for key, value in modes.items():
-                if value is not None:
-                    await m.Option.update_or_create(key=key, defaults={"value": "true" if value else "false"},
-                                                    using_db=conn)
-    except (IntegrityError, OperationalError):
+        user = await create_root(username, password, {key: "true" if value else "false"
+                                                      for key, value in modes.items() if value is not None})
+    except AlreadyInitialised:
         return fail("the system is already initialised")
     await gw.feed.publish("user", user.id)
     await gw.feed.publish("option")

@@ -10,8 +10,8 @@ from pydantic import Field
 from quart import Blueprint, Response, request
 from quart_schema import document_response, validate_request
 from tortoise.expressions import Q
-from tortoise.transactions import in_transaction
 
+from faregate.accounts.keys import issue_key
 from faregate.db import models as m
 from faregate.management.common import (
     BadInput,
@@ -26,7 +26,7 @@ from faregate.management.common import (
 )
 from faregate.management.openapi import INT64, Body, Done, IdList, Ok, Page, RowId, Shape
 from faregate.principals import Principal
-from faregate.security.crypto import key_hash, mask_key, new_api_key
+from faregate.security.crypto import key_hash
 
 blueprint = Blueprint("tokens", __name__)
 
@@ -204,12 +204,7 @@ async def create_token(data: TokenCreate, me: Principal) -> Response:
     if await m.Token.filter(user_id=me.user.id).count() >= MAX_TOKENS_PER_USER:
         return fail(f"at most {MAX_TOKENS_PER_USER} API keys per user")
     gw = gateway()
-    key = new_api_key()
-    async with in_transaction() as conn:
-        row = await m.Token.create(user_id=me.user.id, key_hash=key_hash(key), key_enc="", key_mask=mask_key(key),
-                                   created_time=int(time.time()), using_db=conn, **fields)
-        row.key_enc = gw.box.encrypt(key, f"token:{row.id}")
-        await row.save(update_fields=["key_enc"], using_db=conn)
+    row, _ = await issue_key(gw.box, user_id=me.user.id, **fields)
     await gw.feed.publish("token", row.id)
     return ok(await token_view(row))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from faregate.api import (
     ChatRequest,
@@ -23,6 +23,9 @@ from faregate.api import (
 from faregate_adapter_anthropic import errors, requests, responses, streams
 from faregate_adapter_anthropic.catalog import ANTHROPIC_MODELS
 from faregate_adapter_anthropic.format import FORMAT_NAME
+
+if TYPE_CHECKING:
+    from faregate_adapter_anthropic.testing.fake import FakeAnthropic
 
 ANTHROPIC_CHANNEL_TYPE = 14
 ANTHROPIC_VERSION = "2023-06-01"
@@ -94,6 +97,12 @@ class AnthropicProvider(HttpJsonProvider):
     models_query = "limit=1000"
     auth_header = "x-api-key"
     auth_prefix = ""
+
+    def fake_server(self, host: str, port: int, api_key: str | None) -> FakeAnthropic:
+        """The fake Anthropic server (:mod:`faregate_adapter_anthropic.testing`)."""
+        from faregate_adapter_anthropic.testing.fake import FakeAnthropic
+
+        return FakeAnthropic(host, port, api_key=api_key, validate_requests=False)
 
     def auth_headers(self, target: UpstreamTarget) -> dict[str, str]:
         client = target.client_headers

@@ -6,7 +6,7 @@ shows."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from faregate.api import (
     BalanceFetch,
@@ -26,6 +26,9 @@ from faregate.api import (
 from faregate_adapter_openai import billing, requests, responses, streams
 from faregate_adapter_openai.catalog import MODEL_CATALOG
 from faregate_adapter_openai.format import FORMAT_NAME
+
+if TYPE_CHECKING:
+    from faregate_adapter_openai.testing.server import FakeOpenAI
 
 # new-api channel types served by the OpenAI wire format (OpenAI, Azure-less resellers,
 # Custom, OpenRouter, DeepSeek, xAI, SiliconFlow, Moonshot …)
@@ -140,3 +143,9 @@ class OpenAIProvider(OpenAICompatibleProvider):
     default_base_url = "https://api.openai.com"
     balance_types = frozenset({1, 8})  # OpenAI and Custom, as new-api
     model_catalog = MODEL_CATALOG
+
+    def fake_server(self, host: str, port: int, api_key: str | None) -> FakeOpenAI:
+        """The fake OpenAI server (:mod:`faregate_adapter_openai.testing`)."""
+        from faregate_adapter_openai.testing.server import FakeOpenAI
+
+        return FakeOpenAI(host, port, api_key=api_key, validate_requests=False)

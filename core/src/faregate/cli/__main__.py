@@ -1,0 +1,3 @@
+from faregate.cli import main
+
+main()

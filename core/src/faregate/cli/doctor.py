@@ -1,0 +1,106 @@
+"""``faregate doctor``: check that this configuration can serve (settings, plugins, data
+directory, database and migrations, Redis, channels whose type no plugin serves)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+from typing import TYPE_CHECKING
+
+import click
+
+from faregate.cli.runtime import load_gateway
+
+if TYPE_CHECKING:
+    from faregate.gateway import Gateway
+
+OK, WARN, FAIL = "ok", "warn", "FAIL"
+
+
+@click.command()
+def doctor() -> None:
+    """Check settings, plugins, data directory, database, Redis; exit 1 if anything fails."""
+    results: list[tuple[str, str, str]] = []
+    gateway = load_gateway()  # a bad setting stops here with its one line
+    results.append((OK, "settings", "every setting is valid"))
+    for report in gateway.plugins.errors:
+        results.append((FAIL, f"plugin {report.name}", report.error or "failed"))
+    if not gateway.plugins.errors:
+        loaded = [r.name for r in gateway.plugins.reports if not r.builtin]
+        results.append((OK, "plugins", ", ".join(loaded) or "no plugins beyond the built-in ones"))
+    if not gateway.formats:
+        results.append((WARN, "formats", "no adapter plugin serves a client format: nothing can be relayed"))
+    results.append(_data_dir(gateway.settings.data_dir))
+    results.extend(asyncio.run(_services(gateway)))
+    worst = OK
+    for level, name, detail in results:
+        colour = {"ok": "green", "warn": "yellow", "FAIL": "red"}[level]
+        click.echo(f"{click.style(f'{level:>4}', fg=colour)}  {name}: {detail}")
+        if level == FAIL or (level == WARN and worst == OK):
+            worst = level
+    if worst == FAIL:
+        raise SystemExit(1)
+
+
+def _data_dir(path: str) -> tuple[str, str, str]:
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        return FAIL, "data dir", f"{path} is not writable: {exc.strerror or exc}"
+    return OK, "data dir", f"{os.path.abspath(path)} is writable"
+
+
+async def _services(gateway: Gateway) -> list[tuple[str, str, str]]:
+    from faregate.db import models as m
+    from faregate.db import storage
+
+    results: list[tuple[str, str, str]] = []
+    try:
+        await storage.open_storage(gateway.db_config)
+        from tortoise import connections
+
+        await connections.get("default").execute_query("SELECT 1")  # connections open lazily
+    except Exception as exc:  # noqa: BLE001 - reported, whatever the driver raises
+        results.append((FAIL, "database", f"{gateway.backend.name} unreachable: {type(exc).__name__}: {exc}"))
+        with contextlib.suppress(Exception):
+            await storage.close_storage()
+    else:
+        try:
+            results.append((OK, "database", f"{gateway.backend.name} answers"))
+            try:
+                applied = set(await storage.applied_migrations())
+            except Exception:  # noqa: BLE001 - no migration table yet
+                applied = set()
+            pending = [name for name in storage.shipped_migrations() if name not in applied]
+            if pending:
+                results.append((FAIL, "migrations", f"{len(pending)} pending ({pending[0]} …): run `faregate migrate`"))
+            else:
+                results.append((OK, "migrations", "all applied"))
+                types = {int(row["type"]) for row in await m.Channel.filter(status=m.CHANNEL_ENABLED).values("type")}
+                orphans = sorted(t for t in types if t not in gateway.providers)
+                if orphans:
+                    results.append((WARN, "channels", f"enabled channels of type(s) {orphans} have no provider plugin "
+                                    f"(installed types: {sorted(gateway.providers)})"))
+        finally:
+            await storage.close_storage()
+    results.append(await _redis(gateway.settings.redis_url))
+    return results
+
+
+async def _redis(url: str) -> tuple[str, str, str]:
+    if not url:
+        return OK, "redis", "not configured (one host: changes travel through the data dir's epoch file)"
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+    try:
+        await client.ping()
+    except Exception as exc:  # noqa: BLE001 - reported
+        return FAIL, "redis", f"unreachable: {type(exc).__name__}: {exc}"
+    finally:
+        await client.aclose()
+    return OK, "redis", "answers"

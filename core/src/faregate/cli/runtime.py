@@ -1,0 +1,73 @@
+"""What commands share: the gateway's plugin set and settings as ``serve`` would see
+them, and its database opened (migrated first) for the length of a command."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from faregate.settings import ENV_PREFIX
+
+if TYPE_CHECKING:
+    from faregate.gateway import Gateway
+
+
+def export_flags(flags: Mapping[str, Any]) -> None:
+    """Command-line flags given (not None) become ``FAREGATE_<NAME>`` variables: they win
+    over the environment and the config file, here and in worker processes."""
+    for name, value in flags.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        os.environ[ENV_PREFIX + name.upper()] = str(value)
+
+
+def load_gateway() -> Gateway:
+    """The gateway of this environment (plugins, settings), not yet started; a bad
+    setting raises :class:`faregate.settings.SettingError`."""
+    from faregate.gateway import Gateway
+    from faregate.plugins import load_plugins
+
+    return Gateway(load_plugins())
+
+
+@contextlib.asynccontextmanager
+async def open_database(gateway: Gateway, *, migrate: bool = True) -> AsyncIterator[Gateway]:
+    """The gateway's database, migrated (unless ``migrate`` is false) and open."""
+    from faregate.db import storage
+
+    if migrate:
+        await storage.migrate(gateway.db_config)
+    await storage.open_storage(gateway.db_config)
+    try:
+        yield gateway
+    finally:
+        await storage.close_storage()
+
+
+async def announce(gateway: Gateway, kind: str, ref_id: int = 0) -> None:
+    """Tell running gateways (this host's workers, and other hosts through Redis) that a
+    row changed, as the management API does after a write."""
+    from faregate.db import models as m
+    from faregate.state.changefeed import REDIS_CHANNEL, EpochFile
+
+    await m.ChangeEvent.create(kind=kind, ref_id=ref_id, created_at=int(time.time()))
+    epoch = EpochFile(os.path.join(gateway.settings.data_dir, "faregate.epoch"))
+    try:
+        epoch.bump()
+    finally:
+        epoch.close()
+    if gateway.settings.redis_url:
+        import redis.asyncio as aioredis
+
+        client = aioredis.from_url(gateway.settings.redis_url)
+        try:
+            await client.publish(REDIS_CHANNEL, b"1")
+        except Exception:  # noqa: BLE001 - the gateways' polling picks the change up
+            pass
+        finally:
+            await client.aclose()
