@@ -141,6 +141,31 @@ class Redemption(Model):
         table = "redemptions"
 
 
+TOPUP_PENDING, TOPUP_SUCCESS, TOPUP_FAILED, TOPUP_EXPIRED = "pending", "success", "failed", "expired"
+
+
+class TopUp(Model):
+    """A payment order, as new-api's top_ups table.
+
+    ``amount`` units bought for ``money``. ``trade_no`` is the payment's own reference,
+    unique so that a webhook credits once. (The first line becomes the table's comment:
+    tortoise's SQLite migrations split statements on semicolons, so it has none.)"""
+
+    id = fields.IntField(primary_key=True)
+    user_id = fields.IntField(db_index=True)
+    amount = fields.BigIntField(default=0)
+    money = fields.DecimalField(max_digits=20, decimal_places=6, default=0)
+    trade_no = fields.CharField(max_length=255, unique=True)
+    payment_method = fields.CharField(max_length=50, default="")
+    payment_provider = fields.CharField(max_length=50, default="")
+    create_time = fields.BigIntField(default=0)
+    complete_time = fields.BigIntField(default=0)
+    status = fields.CharField(max_length=16, default=TOPUP_PENDING)
+
+    class Meta:
+        table = "top_ups"
+
+
 class Vendor(Model):
     """Who makes a model (new-api's vendors): shown beside model metadata."""
 

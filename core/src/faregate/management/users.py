@@ -29,7 +29,7 @@ from faregate.management.openapi import INT64, NOT_BOOL, Body, Done, Ok, Page, S
 from faregate.management.system import USERNAME_MAX, Password
 from faregate.principals import Principal
 from faregate.security.crypto import key_hash, new_access_token
-from faregate.security.passwords import check_login_password, hash_password_async
+from faregate.security.passwords import check_login_password, hash_password_async, needs_rehash
 from faregate.security.throttle import LoginThrottle
 
 blueprint = Blueprint("users", __name__)
@@ -174,6 +174,9 @@ async def login(data: Login) -> Response:
     if row.status != m.USER_ENABLED:
         return fail(_WRONG)
     await throttle.succeeded(client_ip, username)
+    if needs_rehash(row.password_hash):  # new-api's bcrypt (or old parameters) becomes argon2id now
+        new_hash = await hash_password_async(password)
+        await m.User.filter(id=row.id, password_hash=row.password_hash).update(password_hash=new_hash)
     session.clear()  # a new session on every login (no fixation)
     session.update({"id": row.id, "username": row.username, "role": row.role, "status": row.status,
                     "group": row.group})

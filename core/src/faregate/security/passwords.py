@@ -13,6 +13,7 @@ import os
 import secrets
 from concurrent.futures import ThreadPoolExecutor
 
+import bcrypt
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
@@ -25,12 +26,32 @@ def hash_password(password: str) -> str:
     return _hasher.hash(password)
 
 
+#: the prefixes of bcrypt hashes (new-api's and one-api's), verified with bcrypt
+BCRYPT_PREFIXES = ("$2a$", "$2b$", "$2y$")
+
+
 def verify_password(stored: str, password: str) -> bool:
     if not stored:
         return False
+    if stored.startswith(BCRYPT_PREFIXES):
+        try:
+            return bcrypt.checkpw(password.encode(), stored.encode())
+        except ValueError:  # a malformed hash, or a password past bcrypt's 72 bytes
+            return False
     try:
         return _hasher.verify(stored, password)
     except (VerificationError, InvalidHashError):
+        return False
+
+
+def needs_rehash(stored: str) -> bool:
+    """A hash to replace at the next good login: bcrypt (imported from new-api), or
+    argon2 with older parameters."""
+    if stored.startswith(BCRYPT_PREFIXES):
+        return True
+    try:
+        return _hasher.check_needs_rehash(stored)
+    except (InvalidHashError, ValueError):
         return False
 
 

@@ -31,6 +31,7 @@ import inspect
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -123,6 +124,10 @@ def _sample_rows() -> dict[type[Model], tuple[dict[str, Any], dict[str, Any]]]:
                       {"description": "Omni", "name_rule": 1, "sync_official": 0, "updated_time": now + 1}),
         m.Redemption: ({"user_id": 1, "key": "f" * 32, "name": "promo", "quota": 2**40, "created_time": now},
                        {"status": m.REDEMPTION_USED, "used_user_id": 2, "redeemed_time": now, "expired_time": 2**40}),
+        m.TopUp: ({"user_id": 1, "amount": 20, "money": Decimal("143.990001"), "trade_no": "USR1NOabc123" + str(now),
+                   "payment_method": "alipay", "payment_provider": "epay", "create_time": now},
+                  {"status": m.TOPUP_SUCCESS, "complete_time": now + 1, "amount": 2**40,
+                   "money": Decimal("99999999999999.999999")}),
     }
 
 
