@@ -14,7 +14,11 @@ Hypercorn's own multi-worker ``run`` stops everything when one worker exits. Her
 * SIGTERM / SIGINT stop the workers gracefully (each settles and returns its leases);
   one that does not stop within the grace period is killed and its leases returned;
 * a worker whose master disappeared (kill -9) stops by itself instead of serving on
-  unsupervised.
+  unsupervised;
+* the workers' Prometheus metrics go to files in one directory (``PROMETHEUS_MULTIPROC_DIR``:
+  the operator's, emptied at start, or a fresh one removed at exit), so ``GET /metrics``
+  on any worker sums them all; a worker that exits has its live gauges dropped
+  (:mod:`faregate.observe.metrics`, docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import socket
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,6 +48,8 @@ log = logging.getLogger("faregate.supervisor")
 HEALTHY_AFTER = 10.0  # a worker that lived this long did not die of a bad start
 MAX_DELAY = 30.0
 GIVE_UP_AFTER = 5  # early deaths per worker slot, while none has ever been healthy
+#: prometheus_client's switch to multiprocess mode, read when a worker first imports it
+METRICS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
 @dataclass(slots=True)
@@ -59,6 +67,36 @@ def restart_delay(early_deaths: int) -> float:
     return float(min(MAX_DELAY, 0.5 * 2 ** (early_deaths - 2)))
 
 
+def prepare_metrics_dir() -> tuple[str, bool]:
+    """The directory of the workers' metric files, set in the environment the workers
+    inherit (before they import prometheus_client): the operator's
+    ``PROMETHEUS_MULTIPROC_DIR`` with the files of earlier runs removed, or a fresh
+    private one. True when made here (removed at exit)."""
+    path = os.environ.get(METRICS_DIR_ENV)
+    if path:
+        os.makedirs(path, exist_ok=True)
+        for name in os.listdir(path):
+            if name.endswith(".db"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(path, name))
+        return path, False
+    path = tempfile.mkdtemp(prefix="faregate-metrics-")
+    os.environ[METRICS_DIR_ENV] = path
+    return path, True
+
+
+def metrics_process_dead(path: str, pid: int | None) -> None:
+    """Drop the live gauges of a worker that exited (its counters stay in the sums)."""
+    if pid is None:
+        return
+    try:
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(pid, path)  # type: ignore[no-untyped-call]
+    except Exception:  # metrics must never stop the master
+        log.exception("dropping the metrics of worker pid %s failed", pid)
+
+
 class Supervisor:
     def __init__(self, config: Config, workers: int, sweep: Callable[[], None]) -> None:
         self.config = config
@@ -68,9 +106,11 @@ class Supervisor:
         self.shutdown: EventType = self.ctx.Event()
         self.stopping = False
         self.ever_healthy = False
+        self.metrics_dir = ""
 
     def run(self) -> int:
         sockets = self.config.create_sockets()
+        self.metrics_dir, own_metrics_dir = prepare_metrics_dir()  # before the first worker starts
         # wakes the wait below on a signal (PEP 475 would otherwise resume it)
         wake_r, wake_w = socket.socketpair()
         wake_w.setblocking(False)
@@ -85,6 +125,9 @@ class Supervisor:
                 sock.close()
             wake_r.close()
             wake_w.close()
+            if own_metrics_dir:
+                shutil.rmtree(self.metrics_dir, ignore_errors=True)
+                os.environ.pop(METRICS_DIR_ENV, None)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if not self.stopping:
@@ -143,6 +186,7 @@ class Supervisor:
             if process.exitcode is None:
                 continue
             process.join()
+            metrics_process_dead(self.metrics_dir, process.pid)
             died = True
             slot.process = None
             slot.early_deaths = slot.early_deaths + 1 if lived < HEALTHY_AFTER else 1
@@ -171,6 +215,7 @@ class Supervisor:
                 slot.process.kill()
                 slot.process.join()
                 killed = True
+            metrics_process_dead(self.metrics_dir, slot.process.pid)
         if killed:
             self._sweep()
 

@@ -165,6 +165,8 @@ class QuotaLedger:
         self._flush_lock = asyncio.Lock()
         self._orphans: list[Lease] = []
         self.recorders: list[UsageRecorder] = []
+        self.open_reservations = 0  # reserved, not yet settled (the metrics read these)
+        self.reserved_quota = 0
 
     # -- lifecycle ---------------------------------------------------------------------
     async def start(self) -> None:
@@ -198,6 +200,8 @@ class QuotaLedger:
                     lease.reserved -= amount
                     lease.free += amount
                 raise
+        self.open_reservations += 1
+        self.reserved_quota += amount
         return Reservation(self, user_id, token_id, amount, leases)
 
     async def _take(self, kind: str, ref_id: int, amount: int) -> Lease:
@@ -243,6 +247,8 @@ class QuotaLedger:
     # -- settling (synchronous: safe inside ``finally`` of a cancelled task) ------------
     def _settle(self, res: Reservation, actual: int, entry: LogEntry | None, channel_id: int) -> None:
         actual = max(0, int(actual))
+        self.open_reservations -= 1
+        self.reserved_quota -= res.amount
         leases = res.leases
         if not leases and actual:  # nothing was reserved (a free price) yet something is owed
             leases = [self.leases.setdefault((kind, ref), Lease(kind, ref))
@@ -264,6 +270,11 @@ class QuotaLedger:
             entry.created_at = entry.created_at or int(time.time())
             self._logs.append(entry)
         self._wake.set()
+
+    @property
+    def queued_logs(self) -> int:
+        """Log rows waiting for the next flush."""
+        return len(self._logs)
 
     # -- flushing ----------------------------------------------------------------------
     async def _flush_loop(self) -> None:

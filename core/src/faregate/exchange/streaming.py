@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("faregate.relay")
 
+#: streamed answers being relayed to clients in this process (read by the metrics)
+ACTIVE_STREAMS = [0]
+
 
 class StreamReader:
     """Reads framed upstream events: forwarded as they are (``filt``) or converted
@@ -157,6 +160,7 @@ def stream_answer(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream) ->
     def unsent() -> None:
         if ended[0]:
             return
+        ACTIVE_STREAMS[0] -= 1
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # dropped outside the loop (interpreter exit): bill what was seen
@@ -167,6 +171,7 @@ def stream_answer(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream) ->
 
     body = stream_body(ex, resp, opened, ended)
     weakref.finalize(body, unsent)
+    ACTIVE_STREAMS[0] += 1  # until the body's finally, or unsent()
     return body
 
 
@@ -234,6 +239,7 @@ async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream
         raise
     finally:
         ended[0] = True
+        ACTIVE_STREAMS[0] -= 1
         end_stream(ex, resp, reader, first_token_ms, end_reason=end_reason, drain_rest=client_gone)
 
 
