@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import click
 
@@ -23,6 +24,15 @@ def _password_ok(ctx: click.Context, param: click.Parameter, value: str) -> str:
 _password = click.option("--password", prompt=True, hide_input=True, confirmation_prompt=True,
                          callback=_password_ok, envvar="FAREGATE_ADMIN_PASSWORD", show_envvar=True,
                          help="The password (prompted for when not given; never echoed).")
+
+
+async def _user_named(username: str) -> Any:
+    from faregate.db import models as m
+
+    user = await m.User.get_or_none(username=username)
+    if user is None:
+        raise click.ClickException(f"no user named {username!r}")
+    return user
 
 
 @click.group()
@@ -62,9 +72,7 @@ def reset_password(username: str, password: str) -> None:
     async def run() -> None:
         gateway = load_gateway()
         async with open_database(gateway):
-            user = await m.User.get_or_none(username=username)
-            if user is None:
-                raise click.ClickException(f"no user named {username!r}")
+            user = await _user_named(username)
             password_hash = await hash_password_async(password)
             await m.User.filter(id=user.id).update(password_hash=password_hash)
             await announce(gateway, "user", user.id)
@@ -83,7 +91,6 @@ def reset_password(username: str, password: str) -> None:
 def create_key(username: str, name: str, quota: int | None, group: str, expires_in_days: int | None) -> None:
     """Create an API key and print it once (sk-…)."""
     from faregate.accounts.keys import issue_key
-    from faregate.db import models as m
 
     if len(name) > 64:
         raise click.BadParameter("at most 64 characters", param_hint="--name")
@@ -91,9 +98,7 @@ def create_key(username: str, name: str, quota: int | None, group: str, expires_
     async def run() -> None:
         gateway = load_gateway()
         async with open_database(gateway):
-            user = await m.User.get_or_none(username=username)
-            if user is None:
-                raise click.ClickException(f"no user named {username!r}")
+            user = await _user_named(username)
             if group:
                 await gateway.snapshot.load_options()
                 if group not in gateway.snapshot.options.group_ratio:
