@@ -104,6 +104,7 @@ def test_dry_run_import_and_a_second_run(tmp_path: Path, monkeypatch: pytest.Mon
     assert any("RetryTimes" in r for r in tables["options"]["refusals"])
     assert any("SomeNewApiOnlyThing" in n for n in tables["options"]["notes"])
     assert any("request_id" in n for n in tables["logs"]["notes"])
+    assert any("settings" in n and "[4]" in n for n in tables["channels"]["notes"])  # said, not silently lost
 
     target = asyncio.run(read_target(data_dir))
     root, alice = target["users"][1], target["users"][7]

@@ -120,6 +120,8 @@ class Importer:
         self.report = ImportReport(dry_run)
         #: channels brought in by this run: their abilities come with them
         self.new_channels: set[int] = set()
+        #: channels whose new-api "settings" column (azure_responses_version, vertex_key_type …) held something
+        self.unkept_settings: list[int] = []
         #: a dry run against a database not yet created reads every row as new
         self.target_empty = False
 
@@ -267,6 +269,9 @@ class Importer:
         """Checked by the channel API's own rules: a type no installed plugin serves, a base
         URL pointing at cloud metadata … are refused here as there."""
         columns, key = channel_columns(row)
+        other_settings = row.get("settings")
+        if isinstance(other_settings, str) and other_settings.strip() not in ("", "{}", "null"):
+            self.unkept_settings.append(columns["id"])
         try:
             await check_channel(columns, self.gw.providers.keys(), creating=True, settings=self.gw.settings)
         except BadInput as exc:
@@ -276,6 +281,10 @@ class Importer:
 
     async def _channels(self) -> None:
         report = await self._copy("channels", m.Channel, self._channel)
+        if self.unkept_settings:
+            report.notes.append("new-api's per-channel \"settings\" column (azure_responses_version, "
+                                "vertex_key_type, aws_key_type …) has no Faregate column yet and was not kept, "
+                                f"for channels {self.unkept_settings[:20]}")
         if report.refused:
             report.notes.append("a refused channel can be fixed in new-api (or its plugin installed) and the "
                                 "import run again: it brings in only what is missing")
