@@ -240,6 +240,9 @@ class Provider(ABC):
     channel_types: tuple[int, ...]
     native_format: str | None = None
     default_base_url: str = ""
+    #: the endpoint kinds its channels serve (``chat``, ``embeddings`` …): channel selection
+    #: skips a channel whose provider does not declare the request's kind
+    endpoints: frozenset[str] = frozenset({"chat"})
     #: how the upstream frames a streamed body (SSE, JSON array, JSON lines, AWS event-stream)
     stream_framing: Framing = Framing.SSE
     #: an async step before each attempt that turns the channel key into the credential the

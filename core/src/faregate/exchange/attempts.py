@@ -40,6 +40,9 @@ class AttemptFailed(Exception):
 class Operation(Protocol):
     """What one endpoint kind does within an attempt."""
 
+    #: the endpoint kind, as providers declare it in :attr:`Provider.endpoints`
+    endpoint: str
+
     def serves(self, provider: Provider) -> bool:
         """Whether a channel of this provider can take the request (capabilities)."""
         ...
@@ -59,7 +62,7 @@ async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
     principal = ex.principal
     summary = ex.summary
     assert principal is not None and summary is not None, "admit before relaying"
-    excluded: set[int] = set()
+    excluded = unable_channels(ex, op)
     last_error: GatewayError | None = None
     original_body, original_raw = ex.body, ex.raw
     attempts = 1 if principal.pinned_channel is not None else options.retry_times + 1
@@ -71,10 +74,9 @@ async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
         ex.channel = channel
         ex.tried.append(channel.id)
         provider = gw.providers.get(channel.type)
-        if provider is None or not op.serves(provider):
+        if provider is None or not op.serves(provider):  # a pinned channel: not filtered beforehand
             excluded.add(channel.id)
-            last_error = GatewayError(503, f"channel type {channel.type} has no provider plugin loaded",
-                                      code="channel:invalid_type")
+            last_error = cannot_serve(ex, op, channel.type, provider)
             continue
         ex.upstream_model = map_model(channel.model_mapping, ex.model)
         if attempt:
@@ -118,6 +120,40 @@ async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
     if last_error is not None:
         raise last_error
     raise model_not_found(ex.model, principal.group)
+
+
+def unable_channels(ex: Exchange, op: Operation) -> set[int]:
+    """The channels of this request's model whose type has no provider loaded or whose
+    provider does not serve the endpoint: never chosen, so no attempt is spent on them.
+    Raises when that leaves none, naming the endpoint."""
+    gw = ex.gateway
+    principal = ex.principal
+    assert principal is not None
+    if principal.pinned_channel is not None:
+        return set()
+    unable: set[int] = set()
+    kinds: set[tuple[int, Provider | None]] = set()
+    total = 0
+    for level in gw.snapshot.levels(principal.group, ex.model):
+        for channel in level:
+            total += 1
+            provider = gw.providers.get(channel.type)
+            if provider is None or not op.serves(provider):
+                unable.add(channel.id)
+                kinds.add((channel.type, provider))
+    if total and len(unable) == total:
+        channel_type, provider = min(kinds, key=lambda k: k[0])
+        raise cannot_serve(ex, op, channel_type, provider)
+    return unable
+
+
+def cannot_serve(ex: Exchange, op: Operation, channel_type: int, provider: Provider | None) -> GatewayError:
+    if provider is None:
+        return GatewayError(503, f"channel type {channel_type} has no provider plugin loaded",
+                            code="channel:invalid_type")
+    return GatewayError(400, f"no channel for model `{ex.model}` serves the {op.endpoint} endpoint "
+                             f"(channel type {channel_type}, {provider.name}, does not)",
+                        type="invalid_request_error", code="endpoint_not_supported", param="model")
 
 
 async def upstream_target(channel: ChannelEntry, provider: Provider, model: str, *, stream: bool,

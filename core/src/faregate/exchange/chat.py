@@ -27,8 +27,10 @@ STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 class ChatOperation:
     """One chat attempt: build the upstream request, read its answer."""
 
+    endpoint = "chat"
+
     def serves(self, provider: Provider) -> bool:
-        return True
+        return "chat" in provider.endpoints
 
     def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
         if passthrough:

@@ -184,6 +184,10 @@ class Exchange:
     def json(self, payload: Any, status: int = 200) -> Outcome:
         return Outcome(status=status, body=jsonutil.dumps(payload), headers=request_id_headers(self.request_id))
 
+    def raw_json(self, body: bytes, status: int = 200) -> Outcome:
+        """A JSON body already encoded (an upstream's answer passed through unchanged)."""
+        return Outcome(status=status, body=body, headers=request_id_headers(self.request_id))
+
     def error(self, err: GatewayError) -> Outcome:
         """``err`` in the client's format: the one place errors are rendered."""
         return render_error(self.format, err, self.request_id)

@@ -32,6 +32,10 @@ DEFAULT_MODEL_RATIO: dict[str, float] = {
     "claude-sonnet-4-5": 1.5,
     "claude-3-5-haiku-latest": 0.4,
     "gemini-2.5-flash": 0.15,
+    # embeddings: input only (new-api's ratios)
+    "text-embedding-3-small": 0.01,
+    "text-embedding-3-large": 0.065,
+    "text-embedding-ada-002": 0.05,
 }
 DEFAULT_COMPLETION_RATIO: dict[str, float] = {
     "gpt-4o": 4.0,

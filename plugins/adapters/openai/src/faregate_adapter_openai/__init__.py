@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from faregate.api import InboundFormat, Provider, hookimpl
+from faregate.api import EndpointDriver, InboundFormat, Provider, hookimpl
+from faregate_adapter_openai.embeddings import EmbeddingsDriver
 from faregate_adapter_openai.format import OpenAIChatFormat
 from faregate_adapter_openai.provider import OpenAICompatibleProvider, OpenAIProvider
 
@@ -19,3 +20,8 @@ def register_formats(register: Callable[[InboundFormat], None]) -> None:
 @hookimpl
 def register_providers(register: Callable[[Provider], None]) -> None:
     register(OpenAIProvider())
+
+
+@hookimpl
+def register_endpoint_drivers(register: Callable[[EndpointDriver], None]) -> None:
+    register(EmbeddingsDriver())

@@ -71,7 +71,10 @@ class OpenAIChatFormat(InboundFormat):
     name = FORMAT_NAME
 
     def routes(self) -> list[Route]:
-        return [Route("POST", "/v1/chat/completions")]
+        return [Route("POST", "/v1/chat/completions"),
+                Route("POST", "/v1/embeddings", kind="embeddings"),
+                # new-api's engines path: the model in the path, not the body
+                Route("POST", "/v1/engines/{model}/embeddings", kind="embeddings")]
 
     def summarize(self, body: dict[str, Any], request: InboundRequest) -> RequestSummary:
         model = body.get("model")

@@ -18,9 +18,11 @@ from faregate.api import (
     PassthroughStream,
     RequestSummary,
     StreamParser,
+    UpstreamRequest,
     UpstreamTarget,
     Usage,
     join_url,
+    json_dumps,
     json_loads,
 )
 from faregate_adapter_openai import billing, requests, responses, streams
@@ -92,6 +94,9 @@ class OpenAICompatibleProvider(HttpJsonProvider):
     ``channel_types`` and ``default_base_url``."""
 
     native_format = FORMAT_NAME
+    endpoints = frozenset({"chat", "embeddings"})
+    #: where embeddings requests go, under the channel's base URL
+    embeddings_path: ClassVar[str] = "/v1/embeddings"
     #: the body field of the output bound in converted requests; OpenAI's current one,
     #: a vendor that only knows the deprecated ``max_tokens`` overrides it
     max_tokens_field: ClassVar[str] = "max_completion_tokens"
@@ -114,6 +119,12 @@ class OpenAICompatibleProvider(HttpJsonProvider):
             changed = {**body, "stream_options": {**(options if isinstance(options, dict) else {}),
                                                   "include_usage": True}}
         return changed
+
+    def build_embeddings(self, body: dict[str, Any], raw: bytes, target: UpstreamTarget) -> UpstreamRequest:
+        """``raw`` as the client sent it (``b""``: re-encode ``body``, whose model changed)."""
+        payload = raw or json_dumps(body)
+        headers = {"Content-Type": "application/json", **self.auth_headers(target)}
+        return UpstreamRequest("POST", self.url(target, self.embeddings_path), headers, payload)
 
     def read_response(self, obj: Any) -> ChatResponse:
         return responses.parse_response(obj)

@@ -48,6 +48,8 @@ ValidationError = jsonschema.ValidationError
 CHAT_REQUEST = "CreateChatCompletionRequest"
 CHAT_COMPLETION = "CreateChatCompletionResponse"
 CHAT_CHUNK = "CreateChatCompletionStreamResponse"
+EMBEDDINGS_REQUEST = "CreateEmbeddingRequest"
+EMBEDDINGS_RESPONSE = "CreateEmbeddingResponse"
 ERROR = "ErrorResponse"
 
 
@@ -87,7 +89,8 @@ def validate_chat_request(obj: Any) -> Any:
     return validate(CHAT_REQUEST, obj)
 
 
-def request_errors(body: Any) -> str | None:
-    """Why ``body`` is not a valid ``POST /v1/chat/completions`` body (None when it is),
-    in a short form fit for an error message: ``<json path>: <reason>``."""
-    return SPEC.problem(CHAT_REQUEST, body)
+def request_errors(body: Any, schema: str = CHAT_REQUEST) -> str | None:
+    """Why ``body`` is not a valid request body of ``schema`` (by default ``POST
+    /v1/chat/completions``'s; None when it is), in a short form fit for an error
+    message: ``<json path>: <reason>``."""
+    return SPEC.problem(schema, body)

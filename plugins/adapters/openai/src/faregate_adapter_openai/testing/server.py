@@ -56,6 +56,7 @@ from faregate_adapter_openai.testing.chat import (
     read_chat,
     wants_stream,
 )
+from faregate_adapter_openai.testing.embeddings import embeddings_body
 from faregate_adapter_openai.testing.errors import auth_error_message, error_body, html_page
 
 __all__ = ["DEFAULT_MODELS", "FAULT_KINDS", "FakeOpenAI", "Fault"]
@@ -64,6 +65,8 @@ FAULT_KINDS = fake_server.FAULT_KINDS | {"html", "malformed_chunk"}
 DEFAULT_MODELS = ("gpt-4o", "gpt-4o-mini", "gpt-3.5-turbo")
 MALFORMED_JSON = b'{"id": "x", "choices": ['
 MODEL_CREATED = 1715367049
+#: the request bodies validated against the spec, by path: the schema component of each
+SCHEMA_CHECKED = {"/v1/chat/completions": "CreateChatCompletionRequest", "/v1/embeddings": "CreateEmbeddingRequest"}
 
 
 class Fault(fake_server.Fault):
@@ -107,11 +110,11 @@ class FakeOpenAI(FakeServer):
         return error_body(status, message)
 
     def schema_problem(self, request: Request) -> str | None:
-        if request.method != "POST" or request.path != "/v1/chat/completions":
+        if request.method != "POST" or request.path not in SCHEMA_CHECKED:
             return None
         from faregate_adapter_openai.testing.schema import request_errors  # needs faregate[testing]
 
-        return request_errors(request.json)
+        return request_errors(request.json, SCHEMA_CHECKED[request.path])
 
     async def answer_fault(self, request: Request, response: Response) -> bool:
         fault = response.fault
@@ -136,6 +139,8 @@ class FakeOpenAI(FakeServer):
         path, method = request.path, request.method
         if path == "/v1/chat/completions" and method == "POST":
             return await self._chat(request, response)
+        if path == "/v1/embeddings" and method == "POST":
+            return await self._embeddings(request, response)
         if method == "GET" and path == "/v1/models":
             return response.send(200, self._models_body)
         if method == "GET" and path.startswith("/v1/dashboard/billing/"):
@@ -171,6 +176,13 @@ class FakeOpenAI(FakeServer):
             return response.send(400, error_body(400, "the usage window must span 0 to 100 days",
                                                  type="invalid_request_error", code=None))
         response.send(200, orjson.dumps({"object": "list", "daily_costs": [], "total_usage": self.total_usage}))
+
+    async def _embeddings(self, request: Request, response: Response) -> None:
+        violation = self.check_request(request)
+        if violation is not None:
+            return response.send(400, error_body(400, f"Invalid request: {violation}",
+                                                 type="invalid_request_error", code="invalid_request_schema"))
+        await response.reply(200, embeddings_body(request.json))
 
     async def _chat(self, request: Request, response: Response) -> None:
         violation = self.check_request(request)

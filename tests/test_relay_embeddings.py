@@ -1,0 +1,126 @@
+"""``POST /v1/embeddings`` (and new-api's ``/v1/engines/{model}/embeddings``) through the
+gateway with the official ``openai`` SDK as client: base64 (the SDK's default) and float
+answers, dimensions, token-array input, billing on the upstream's usage, OpenAI-shaped
+400s for bad input, and channel selection by capability: an Anthropic channel of the same
+model is never chosen for embeddings, and a model only such channels serve gets an error
+naming the endpoint."""
+
+from __future__ import annotations
+
+import base64
+import struct
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from faregate.db import models as m
+from faregate_adapter_openai.testing.embeddings import vector
+from faregate_adapter_openai.testing.schema import EMBEDDINGS_RESPONSE, validate, validate_error
+
+MODEL = "text-embedding-3-small"
+RATIO = 0.01
+
+
+@pytest.fixture
+async def client(gateway: Any, admin: Any, fake_openai: Any) -> Any:
+    await admin.add_channel(base_url=fake_openai.base_url, models=f"{MODEL},text-embedding-ada-002",
+                            model_mapping='{"text-embedding-ada-002": "text-embedding-3-large"}')
+    key = await admin.add_token(remain_quota=5_000_000)
+    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
+    sdk.key = key  # type: ignore[attr-defined]
+    yield sdk
+    await sdk.close()
+
+
+async def consume_logs(gateway: Any) -> list[m.Log]:
+    await gateway.gateway.ledger.flush()
+    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
+
+
+async def test_sdk_default_base64_is_relayed_unchanged_and_billed(client: Any, gateway: Any,
+                                                                  fake_openai: Any) -> None:
+    result = await client.embeddings.create(model=MODEL, input=["hello world", "second input here"])
+    assert [len(d.embedding) for d in result.data] == [16, 16]
+    assert result.data[0].embedding == pytest.approx(vector("hello world", 16))
+    assert result.data[1].embedding == pytest.approx(vector("second input here", 16))
+    sent = fake_openai.requests[-1]["json"]
+    assert sent["encoding_format"] == "base64" and sent["input"] == ["hello world", "second input here"]
+    (row,) = await consume_logs(gateway)
+    assert (row.model_name, row.prompt_tokens, row.completion_tokens) == (MODEL, 5, 0)
+    assert row.quota == max(1, round(5 * RATIO))
+
+
+async def test_float_dimensions_and_token_arrays(client: Any, fake_openai: Any, gateway: Any) -> None:
+    raw = await client.embeddings.with_raw_response.create(model=MODEL, input=[[1, 2, 3], [4, 5]],
+                                                           encoding_format="float", dimensions=8)
+    body = validate(EMBEDDINGS_RESPONSE, raw.http_response.json())
+    assert [len(d["embedding"]) for d in body["data"]] == [8, 8]
+    assert body["data"][1]["embedding"] == pytest.approx(vector([4, 5], 8))
+    assert raw.http_response.headers["x-request-id"]
+    assert body["usage"]["prompt_tokens"] == 5
+
+
+async def test_engines_path_and_model_mapping(client: Any, fake_openai: Any, gateway: Any) -> None:
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        resp = await http.post(f"/v1/engines/{MODEL}/embeddings", json={"input": "from the path"},
+                               headers={"Authorization": f"Bearer {client.key}"})
+    assert resp.status_code == 200, resp.text
+    assert fake_openai.requests[-1]["json"]["model"] == MODEL  # the path's model, put in the body
+    await client.embeddings.create(model="text-embedding-ada-002", input="mapped")
+    assert fake_openai.requests[-1]["json"]["model"] == "text-embedding-3-large"
+    (_, second) = await consume_logs(gateway)
+    assert second.model_name == "text-embedding-ada-002"
+
+
+@pytest.mark.parametrize(("body", "param"), [
+    ({"model": MODEL}, "input"),
+    ({"model": MODEL, "input": ""}, "input"),
+    ({"model": MODEL, "input": []}, "input"),
+    ({"model": MODEL, "input": [1, "mixed"]}, "input"),
+    ({"model": MODEL, "input": [[1, -2]]}, "input"),
+    ({"model": MODEL, "input": ["x"] * 2049}, "input"),
+    ({"model": MODEL, "input": "x", "encoding_format": "hex"}, "encoding_format"),
+    ({"model": MODEL, "input": "x", "dimensions": 0}, "dimensions"),
+    ({"model": MODEL, "input": "x", "dimensions": True}, "dimensions"),
+    ({"input": "x"}, "model"),
+])
+async def test_bad_input_is_a_400_naming_the_field(client: Any, gateway: Any, fake_openai: Any,
+                                                   body: dict[str, Any], param: str) -> None:
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        resp = await http.post("/v1/embeddings", json=body, headers={"Authorization": f"Bearer {client.key}"})
+    assert resp.status_code == 400
+    error = validate_error(resp.json())["error"]
+    assert error["param"] == param
+    assert not fake_openai.requests  # refused before any upstream call
+    assert await consume_logs(gateway) == []
+
+
+async def test_only_channels_that_serve_embeddings_are_chosen(gateway: Any, admin: Any, fake_openai: Any,
+                                                             fake_anthropic: Any) -> None:
+    # an Anthropic channel of higher priority for the same model: chat could use it, embeddings cannot
+    await admin.add_channel(base_url=fake_anthropic.base_url, models=f"{MODEL},claude-sonnet-4-5", type=14,
+                            name="anthropic", priority=10)
+    await admin.add_channel(base_url=fake_openai.base_url, models=MODEL, name="openai")
+    key = await admin.add_token(remain_quota=5_000_000)
+    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
+    try:
+        for _ in range(3):
+            assert (await sdk.embeddings.create(model=MODEL, input="x")).data
+        assert not fake_anthropic.requests
+        with pytest.raises(openai.BadRequestError) as refused:
+            await sdk.embeddings.create(model="claude-sonnet-4-5", input="x")
+        assert "embeddings" in refused.value.message and refused.value.code == "endpoint_not_supported"
+    finally:
+        await sdk.close()
+
+
+def test_base64_is_little_endian_float32() -> None:
+    """What the SDK decodes: the fake sends OpenAI's encoding."""
+    from faregate.jsonutil import loads
+    from faregate_adapter_openai.testing.embeddings import embeddings_body
+
+    body = loads(embeddings_body({"model": MODEL, "input": "abc", "encoding_format": "base64", "dimensions": 4}))
+    decoded = struct.unpack("<4f", base64.b64decode(body["data"][0]["embedding"]))
+    assert list(decoded) == vector("abc", 4)
