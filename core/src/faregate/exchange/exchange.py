@@ -166,9 +166,9 @@ class Exchange:
 
     # ---- settlement -------------------------------------------------------------------
     def settle(self, usage: Usage | None, *, end_reason: str, output_chars: int = 0,
-               first_token_ms: int | None = None) -> None:
+               first_token_ms: int | None = None, estimated: bool = False) -> None:
         settlement.settle(self, usage, end_reason=end_reason, output_chars=output_chars,
-                          first_token_ms=first_token_ms)
+                          first_token_ms=first_token_ms, estimated=estimated)
 
     def fail(self, err: GatewayError) -> None:
         settlement.refund(self, err)

@@ -41,15 +41,17 @@ def log_entry(ex: Exchange, *, type: int, quota: int, usage: Usage | None, conte
 
 
 def settle(ex: Exchange, usage: Usage | None, *, end_reason: str, output_chars: int,
-           first_token_ms: int | None = None, reservation: Reservation | None = None) -> None:
+           first_token_ms: int | None = None, reservation: Reservation | None = None,
+           estimated: bool = False) -> None:
     """Charge ``usage`` at the exchange's price and queue its consume row. Without
     usage from the upstream, bill only what was observed (never error text), the prompt
-    only if the upstream got as far as answering."""
+    only if the upstream got as far as answering. ``estimated``: ``usage`` is the
+    operation's own estimate (an endpoint whose upstream reports none), logged as such."""
     reservation = reservation or ex.reservation
     if reservation is None or reservation.settled:
         return
     price = ex.price or Price()
-    usage_source = "upstream"
+    usage_source = "estimated" if estimated else "upstream"
     if usage is None:
         usage_source = "estimated"
         out_tokens = estimator.chars(output_chars) if output_chars else 0

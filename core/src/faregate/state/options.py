@@ -36,6 +36,10 @@ DEFAULT_MODEL_RATIO: dict[str, float] = {
     "text-embedding-3-small": 0.01,
     "text-embedding-3-large": 0.065,
     "text-embedding-ada-002": 0.05,
+    # moderations (new-api's ratio for text-moderation-*; the omni model priced alike)
+    "text-moderation-stable": 0.1,
+    "text-moderation-latest": 0.1,
+    "omni-moderation-latest": 0.1,
 }
 DEFAULT_COMPLETION_RATIO: dict[str, float] = {
     "gpt-4o": 4.0,

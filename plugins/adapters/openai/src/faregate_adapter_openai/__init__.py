@@ -1,11 +1,12 @@
-"""Faregate plugin: the OpenAI Chat Completions format and channel type."""
+"""Faregate plugin: the OpenAI format (chat completions, embeddings, moderations, and
+new-api's 501s for the paths it does not serve) and the OpenAI channel type."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from faregate.api import EndpointDriver, InboundFormat, Provider, hookimpl
-from faregate_adapter_openai.embeddings import EmbeddingsDriver
+from faregate_adapter_openai import endpoints, not_implemented
 from faregate_adapter_openai.format import OpenAIChatFormat
 from faregate_adapter_openai.provider import OpenAICompatibleProvider, OpenAIProvider
 
@@ -24,4 +25,6 @@ def register_providers(register: Callable[[Provider], None]) -> None:
 
 @hookimpl
 def register_endpoint_drivers(register: Callable[[EndpointDriver], None]) -> None:
-    register(EmbeddingsDriver())
+    for driver in endpoints.drivers():
+        register(driver)
+    register(not_implemented.NotImplementedDriver())

@@ -23,7 +23,7 @@ from faregate.api import (
     estimator,
     json_dumps,
 )
-from faregate_adapter_openai import errors, requests, responses, streams
+from faregate_adapter_openai import errors, not_implemented, requests, responses, streams
 
 FORMAT_NAME = "openai.chat"
 
@@ -74,7 +74,9 @@ class OpenAIChatFormat(InboundFormat):
         return [Route("POST", "/v1/chat/completions"),
                 Route("POST", "/v1/embeddings", kind="embeddings"),
                 # new-api's engines path: the model in the path, not the body
-                Route("POST", "/v1/engines/{model}/embeddings", kind="embeddings")]
+                Route("POST", "/v1/engines/{model}/embeddings", kind="embeddings"),
+                Route("POST", "/v1/moderations", kind="moderations"),
+                *not_implemented.ROUTES]
 
     def summarize(self, body: dict[str, Any], request: InboundRequest) -> RequestSummary:
         model = body.get("model")

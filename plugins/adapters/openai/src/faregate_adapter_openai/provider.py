@@ -94,9 +94,9 @@ class OpenAICompatibleProvider(HttpJsonProvider):
     ``channel_types`` and ``default_base_url``."""
 
     native_format = FORMAT_NAME
-    endpoints = frozenset({"chat", "embeddings"})
-    #: where embeddings requests go, under the channel's base URL
-    embeddings_path: ClassVar[str] = "/v1/embeddings"
+    endpoints = frozenset({"chat", "embeddings", "moderations"})
+    #: where each JSON endpoint's requests go, under the channel's base URL
+    json_paths: ClassVar[dict[str, str]] = {"embeddings": "/v1/embeddings", "moderations": "/v1/moderations"}
     #: the body field of the output bound in converted requests; OpenAI's current one,
     #: a vendor that only knows the deprecated ``max_tokens`` overrides it
     max_tokens_field: ClassVar[str] = "max_completion_tokens"
@@ -120,11 +120,11 @@ class OpenAICompatibleProvider(HttpJsonProvider):
                                                   "include_usage": True}}
         return changed
 
-    def build_embeddings(self, body: dict[str, Any], raw: bytes, target: UpstreamTarget) -> UpstreamRequest:
-        """``raw`` as the client sent it (``b""``: re-encode ``body``, whose model changed)."""
+    def build_json(self, endpoint: str, body: dict[str, Any], raw: bytes, target: UpstreamTarget) -> UpstreamRequest:
+        """``raw`` as the client sent it (``b""``: encode ``body``, whose model changed)."""
         payload = raw or json_dumps(body)
         headers = {"Content-Type": "application/json", **self.auth_headers(target)}
-        return UpstreamRequest("POST", self.url(target, self.embeddings_path), headers, payload)
+        return UpstreamRequest("POST", self.url(target, self.json_paths[endpoint]), headers, payload)
 
     def read_response(self, obj: Any) -> ChatResponse:
         return responses.parse_response(obj)

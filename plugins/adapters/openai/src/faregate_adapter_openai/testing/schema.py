@@ -50,6 +50,7 @@ CHAT_COMPLETION = "CreateChatCompletionResponse"
 CHAT_CHUNK = "CreateChatCompletionStreamResponse"
 EMBEDDINGS_REQUEST = "CreateEmbeddingRequest"
 EMBEDDINGS_RESPONSE = "CreateEmbeddingResponse"
+MODERATIONS_RESPONSE = "CreateModerationResponse"
 ERROR = "ErrorResponse"
 
 

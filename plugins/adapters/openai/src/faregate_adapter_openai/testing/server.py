@@ -58,6 +58,7 @@ from faregate_adapter_openai.testing.chat import (
 )
 from faregate_adapter_openai.testing.embeddings import embeddings_body
 from faregate_adapter_openai.testing.errors import auth_error_message, error_body, html_page
+from faregate_adapter_openai.testing.moderations import moderations_body
 
 __all__ = ["DEFAULT_MODELS", "FAULT_KINDS", "FakeOpenAI", "Fault"]
 
@@ -66,7 +67,8 @@ DEFAULT_MODELS = ("gpt-4o", "gpt-4o-mini", "gpt-3.5-turbo")
 MALFORMED_JSON = b'{"id": "x", "choices": ['
 MODEL_CREATED = 1715367049
 #: the request bodies validated against the spec, by path: the schema component of each
-SCHEMA_CHECKED = {"/v1/chat/completions": "CreateChatCompletionRequest", "/v1/embeddings": "CreateEmbeddingRequest"}
+SCHEMA_CHECKED = {"/v1/chat/completions": "CreateChatCompletionRequest", "/v1/embeddings": "CreateEmbeddingRequest",
+                  "/v1/moderations": "CreateModerationRequest"}
 
 
 class Fault(fake_server.Fault):
@@ -141,6 +143,8 @@ class FakeOpenAI(FakeServer):
             return await self._chat(request, response)
         if path == "/v1/embeddings" and method == "POST":
             return await self._embeddings(request, response)
+        if path == "/v1/moderations" and method == "POST":
+            return await self._moderations(request, response)
         if method == "GET" and path == "/v1/models":
             return response.send(200, self._models_body)
         if method == "GET" and path.startswith("/v1/dashboard/billing/"):
@@ -178,11 +182,20 @@ class FakeOpenAI(FakeServer):
         response.send(200, orjson.dumps({"object": "list", "daily_costs": [], "total_usage": self.total_usage}))
 
     async def _embeddings(self, request: Request, response: Response) -> None:
+        if not self._schema_refused(request, response):
+            await response.reply(200, embeddings_body(request.json))
+
+    async def _moderations(self, request: Request, response: Response) -> None:
+        if not self._schema_refused(request, response):
+            await response.reply(200, moderations_body(request.json, request.number))
+
+    def _schema_refused(self, request: Request, response: Response) -> bool:
         violation = self.check_request(request)
-        if violation is not None:
-            return response.send(400, error_body(400, f"Invalid request: {violation}",
-                                                 type="invalid_request_error", code="invalid_request_schema"))
-        await response.reply(200, embeddings_body(request.json))
+        if violation is None:
+            return False
+        response.send(400, error_body(400, f"Invalid request: {violation}", type="invalid_request_error",
+                                      code="invalid_request_schema"))
+        return True
 
     async def _chat(self, request: Request, response: Response) -> None:
         violation = self.check_request(request)

@@ -1,0 +1,82 @@
+"""OpenAI's smaller endpoints through the gateway with the official ``openai`` SDK:
+``POST /v1/moderations`` (new-api's default model when none is given, billed on the input
+estimate since moderation answers carry no usage) and the paths new-api answers 501
+(files, fine-tunes, image variations, deleting a model), after the key is checked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from faregate.db import models as m
+from faregate_adapter_openai.testing.schema import MODERATIONS_RESPONSE, validate, validate_error
+
+
+@pytest.fixture
+async def client(gateway: Any, admin: Any, fake_openai: Any) -> Any:
+    await admin.add_channel(base_url=fake_openai.base_url,
+                            models="omni-moderation-latest,text-moderation-stable")
+    key = await admin.add_token(remain_quota=5_000_000)
+    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
+    sdk.key = key  # type: ignore[attr-defined]
+    yield sdk
+    await sdk.close()
+
+
+async def consume_logs(gateway: Any) -> list[m.Log]:
+    await gateway.gateway.ledger.flush()
+    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
+
+
+async def test_moderation_is_relayed_and_billed_on_the_estimate(client: Any, gateway: Any, fake_openai: Any) -> None:
+    result = await client.moderations.create(model="omni-moderation-latest",
+                                             input=["I will kill the process", "a calm sentence"])
+    assert [r.flagged for r in result.results] == [True, False]
+    assert result.results[0].categories.violence is True
+    (row,) = await consume_logs(gateway)
+    assert row.model_name == "omni-moderation-latest" and row.prompt_tokens > 0 and row.quota >= 1
+    assert '"usage_source":"estimated"' in row.other.replace(" ", "")
+
+
+async def test_moderation_without_a_model_uses_new_apis_default(client: Any, gateway: Any,
+                                                                fake_openai: Any) -> None:
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        resp = await http.post("/v1/moderations", json={"input": "hello"},
+                               headers={"Authorization": f"Bearer {client.key}"})
+    assert resp.status_code == 200, resp.text
+    validate(MODERATIONS_RESPONSE, resp.json())
+    assert fake_openai.requests[-1]["json"]["model"] == "text-moderation-stable"
+
+
+@pytest.mark.parametrize("body", [{}, {"input": ""}, {"input": [{"type": "audio"}]}, {"input": "x", "model": 3}])
+async def test_bad_moderation_input_is_a_400(client: Any, gateway: Any, fake_openai: Any,
+                                             body: dict[str, Any]) -> None:
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        resp = await http.post("/v1/moderations", json=body, headers={"Authorization": f"Bearer {client.key}"})
+    assert resp.status_code == 400
+    assert validate_error(resp.json())["error"]["param"] in ("input", "model")
+    assert not fake_openai.requests
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("POST", "/v1/images/variations"), ("GET", "/v1/files"), ("POST", "/v1/files"), ("GET", "/v1/files/file-1"),
+    ("DELETE", "/v1/files/file-1"), ("GET", "/v1/files/file-1/content"), ("GET", "/v1/fine-tunes"),
+    ("POST", "/v1/fine-tunes"), ("GET", "/v1/fine-tunes/ft-1"), ("POST", "/v1/fine-tunes/ft-1/cancel"),
+    ("GET", "/v1/fine-tunes/ft-1/events"), ("DELETE", "/v1/models/gpt-4o"),
+])
+async def test_paths_new_api_does_not_serve_answer_501(client: Any, gateway: Any, method: str, path: str) -> None:
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        keyed = await http.request(method, path, headers={"Authorization": f"Bearer {client.key}"})
+        anonymous = await http.request(method, path)
+    assert keyed.status_code == 501
+    assert validate_error(keyed.json())["error"]["code"] == "api_not_implemented"
+    assert anonymous.status_code == 401  # the key is checked first, as new-api's middleware does
+
+
+async def test_the_sdk_sees_501_as_an_api_error(client: Any) -> None:
+    with pytest.raises(openai.APIStatusError) as raised:
+        await client.files.list()
+    assert raised.value.status_code == 501
