@@ -80,3 +80,40 @@ async def test_the_sdk_sees_501_as_an_api_error(client: Any) -> None:
     with pytest.raises(openai.APIStatusError) as raised:
         await client.files.list()
     assert raised.value.status_code == 501
+
+
+async def billing(gateway: Any, key: str, which: str, prefix: str = "") -> Any:
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        resp = await http.get(f"{prefix}/dashboard/billing/{which}", headers={"Authorization": f"Bearer {key}"},
+                              params={"start_date": "2026-11-01", "end_date": "2026-11-25"})
+    assert resp.status_code == 200, resp.text
+    return resp.json()
+
+
+async def test_legacy_billing_endpoints_report_the_keys_quota(gateway: Any, admin: Any, fake_openai: Any) -> None:
+    await admin.add_channel(base_url=fake_openai.base_url, models="omni-moderation-latest")
+    key = await admin.add_token(remain_quota=1_000_000)  # $2 at 500,000 units per dollar
+    for prefix in ("", "/v1"):
+        sub = await billing(gateway, key, "subscription", prefix)
+        assert sub == {"object": "billing_subscription", "has_payment_method": True, "soft_limit_usd": 2.0,
+                       "hard_limit_usd": 2.0, "system_hard_limit_usd": 2.0, "access_until": 0}
+        assert await billing(gateway, key, "usage", prefix) == {"object": "list", "total_usage": 0.0}
+    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
+    try:
+        await sdk.moderations.create(model="omni-moderation-latest", input="some words to moderate here")
+    finally:
+        await sdk.close()
+    (row,) = await consume_logs(gateway)  # flushed: the key's used quota is written
+    assert (await billing(gateway, key, "usage"))["total_usage"] == pytest.approx(row.quota / 500_000 * 100)
+    assert (await billing(gateway, key, "subscription"))["hard_limit_usd"] == pytest.approx(2.0)
+
+    unlimited = await admin.add_token(unlimited=True, name="unlimited")
+    assert (await billing(gateway, unlimited, "subscription"))["hard_limit_usd"] == 100_000_000
+    await admin.set_option("general_setting.quota_display_type", "CNY")
+    assert (await billing(gateway, key, "subscription"))["hard_limit_usd"] == pytest.approx(2.0 * 7.3)
+    await admin.set_option("general_setting.quota_display_type", "USD")
+    await admin.set_option("DisplayTokenStatEnabled", "false")  # the owner's balance: root's $200 and what it spent
+    owner = await billing(gateway, unlimited, "subscription")
+    assert owner["hard_limit_usd"] == pytest.approx(200.0, abs=0.01) and owner["access_until"] == 0
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        assert (await http.get("/v1/dashboard/billing/subscription")).status_code == 401

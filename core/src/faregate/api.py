@@ -90,7 +90,7 @@ from faregate.kit import HttpJsonProvider, join_url, malformed_response
 from faregate.net import AddressCategory, BlockedAddress, Fetched, FetchError, GuardedFetcher
 from faregate.observe.report import ExchangeReport
 from faregate.principals import AuthRequest, Principal, bearer_token
-from faregate.services import Services
+from faregate.services import Balance, Services
 from faregate.settings import Setting, Settings
 from faregate.state import option_specs as option_parsers
 from faregate.state.option_specs import OptionSpec
@@ -110,6 +110,7 @@ __all__ = [
     "AttemptFailed",
     "AuthRequest",
     "Authenticator",
+    "Balance",
     "BalanceFetch",
     "BlockedAddress",
     "ChannelEntry",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from faregate.security.crypto import key_hash
@@ -20,6 +21,17 @@ if TYPE_CHECKING:
     from faregate.settings import Settings
     from faregate.state.options import Options
     from faregate.state.snapshot import ChannelEntry, TokenEntry, UserEntry
+
+
+@dataclass(slots=True, frozen=True)
+class Balance:
+    """Quota units: what is left and what was spent; a key may be ``unlimited`` and expire
+    at ``expires`` (unix seconds, 0: never)."""
+
+    remaining: int
+    used: int
+    unlimited: bool = False
+    expires: int = 0
 
 
 class Services:
@@ -56,6 +68,24 @@ class Services:
 
     def payment_provider(self, name: str) -> PaymentProvider | None:
         return self._gw.payment_providers.get(name)
+
+    async def balance(self, kind: str, ref_id: int) -> Balance | None:
+        """A user's (``kind`` ``user``) or an API key's (``token``) quota as the database
+        and every worker's leases have it now (a database read: not for the hot path)."""
+        from faregate.db import models as m
+
+        held = await self._gw.ledger.held_for(kind, ref_id)
+        if kind == "user":
+            user = await m.User.get_or_none(id=ref_id)
+            return None if user is None else Balance(remaining=user.quota + held, used=user.used_quota)
+        if kind == "token":
+            token = await m.Token.get_or_none(id=ref_id)
+            if token is None:
+                return None
+            return Balance(remaining=token.remain_quota + (0 if token.unlimited_quota else held),
+                           used=token.used_quota, unlimited=token.unlimited_quota,
+                           expires=max(0, token.expired_time))
+        raise ValueError(f"kind must be user or token, not {kind!r}")
 
     # ---- doing ----------------------------------------------------------------------
     async def publish_change(self, kind: str, ref_id: int = 0) -> None:

@@ -158,6 +158,12 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("LogRetentionMaxRows", "0", "Keep at most this many log rows, the newest (0: no limit).",
                specs.integer(0, 10**12)),
     OptionSpec("DisplayInCurrencyEnabled", "true", "Show quota as money in the UI.", specs.boolean),
+    OptionSpec("DisplayTokenStatEnabled", "true", "The OpenAI billing endpoints (/dashboard/billing/…) report "
+               "the calling key's quota; off: its owner's.", specs.boolean),
+    OptionSpec("USDExchangeRate", "7.3", "Units of CNY per US dollar, for the CNY display type.",
+               specs.number(0.0001, 1e6)),
+    OptionSpec("general_setting.custom_currency_exchange_rate", "1", "Units of the custom currency per US "
+               "dollar, for the CUSTOM display type.", specs.number(0.0001, 1e6)),
     OptionSpec("DemoSiteEnabled", "false", "Demo site mode.", specs.boolean),
     OptionSpec("general_setting.quota_display_type", "USD", "How quota is shown: USD, CNY, TOKENS or CUSTOM.",
                specs.choice("USD", "CNY", "TOKENS", "CUSTOM")),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from faregate.api import EndpointDriver, InboundFormat, Provider, hookimpl
-from faregate_adapter_openai import endpoints, not_implemented
+from faregate_adapter_openai import dashboard, endpoints, not_implemented
 from faregate_adapter_openai.format import OpenAIChatFormat
 from faregate_adapter_openai.provider import OpenAICompatibleProvider, OpenAIProvider
 
@@ -28,3 +28,5 @@ def register_endpoint_drivers(register: Callable[[EndpointDriver], None]) -> Non
     for driver in endpoints.drivers():
         register(driver)
     register(not_implemented.NotImplementedDriver())
+    for billing in dashboard.drivers():
+        register(billing)

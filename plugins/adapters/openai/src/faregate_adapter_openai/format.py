@@ -23,7 +23,7 @@ from faregate.api import (
     estimator,
     json_dumps,
 )
-from faregate_adapter_openai import errors, not_implemented, requests, responses, streams
+from faregate_adapter_openai import dashboard, errors, not_implemented, requests, responses, streams
 
 FORMAT_NAME = "openai.chat"
 
@@ -76,7 +76,8 @@ class OpenAIChatFormat(InboundFormat):
                 # new-api's engines path: the model in the path, not the body
                 Route("POST", "/v1/engines/{model}/embeddings", kind="embeddings"),
                 Route("POST", "/v1/moderations", kind="moderations"),
-                *not_implemented.ROUTES]
+                *not_implemented.ROUTES,
+                *dashboard.ROUTES]
 
     def summarize(self, body: dict[str, Any], request: InboundRequest) -> RequestSummary:
         model = body.get("model")
