@@ -14,6 +14,8 @@ What is here, by concept:
 * errors, principals, prices, log entries, settings, the :class:`Services` door;
 * the adapter kit: :class:`HttpJsonProvider`, URL joining, stream framings, the token
   estimator, JSON;
+* ``multipart/form-data`` bodies (:class:`Form`, :class:`FilePart`; read with
+  :meth:`Exchange.read_form`);
 * fetching URLs the gateway is given (image URLs, webhooks): :class:`GuardedFetcher`,
   which refuses loopback, private, link-local and cloud metadata addresses
   (:class:`BlockedAddress`).
@@ -87,6 +89,7 @@ from faregate.jsonutil import dumps as json_dumps
 from faregate.jsonutil import dumps_str as json_dumps_str
 from faregate.jsonutil import loads as json_loads
 from faregate.kit import HttpJsonProvider, join_url, malformed_response
+from faregate.multipart import FilePart, Form, is_multipart
 from faregate.net import AddressCategory, BlockedAddress, Fetched, FetchError, GuardedFetcher
 from faregate.observe.report import ExchangeReport
 from faregate.principals import AuthRequest, Principal, bearer_token
@@ -125,6 +128,8 @@ __all__ = [
     "ExchangeReport",
     "FetchError",
     "Fetched",
+    "FilePart",
+    "Form",
     "Framing",
     "FramingError",
     "GatewayError",
@@ -189,6 +194,7 @@ __all__ = [
     "bearer_token",
     "estimator",
     "hookimpl",
+    "is_multipart",
     "join_url",
     "json_dumps",
     "json_dumps_str",

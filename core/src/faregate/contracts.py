@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from faregate.billing.pricing import no_ratios
 from faregate.canonical import ChatRequest, ChatResponse, StreamEvent, Usage
 from faregate.errors import GatewayError
 from faregate.framing import Framing
@@ -43,12 +44,15 @@ class Route:
     it (``chat``, ``count_tokens``, ``models``, ``model``, … see
     ``register_endpoint_drivers``). ``options`` are constants the format reads back
     per request (e.g. ``{"stream": True}`` for a streaming-only path).
-    ``method`` is an HTTP method, or ``WEBSOCKET``."""
+    ``method`` is an HTTP method, or ``WEBSOCKET``. ``max_body_mb`` caps this route's
+    body below the gateway's ``max_body_mb`` (an audio upload's 25 MB, say): a larger
+    declared length is refused before a byte is read; None keeps the gateway's cap."""
 
     method: str
     path: str
     kind: str = "chat"
     options: Mapping[str, Any] = field(default_factory=dict)
+    max_body_mb: float | None = None
 
 
 @dataclass(slots=True)
@@ -58,13 +62,16 @@ class RequestSummary:
     ``prompt_tokens`` is the format's estimate of the whole input (system text,
     messages, tools, images) made with the shared estimator
     (:data:`faregate.tokens.estimator`); it sizes the reservation and bills a reply
-    whose upstream reported no usage."""
+    whose upstream reported no usage. ``other_ratios`` multiply the request's price
+    (new-api's other ratios: an image request's ``n``, ``size`` and ``quality``, seconds
+    of audio …); they are logged by name."""
 
     model: str
     stream: bool = False
     max_tokens: int | None = None
     include_usage: bool = False
     prompt_tokens: int = 0
+    other_ratios: Mapping[str, float] = field(default_factory=no_ratios)
 
 
 @dataclass(slots=True)

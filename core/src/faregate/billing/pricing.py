@@ -4,9 +4,18 @@ tokens, so one input token costs ``model_ratio`` quota before group ratios."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from faregate.canonical import Usage
+
+#: no other ratios (shared, immutable)
+NO_RATIOS: Mapping[str, float] = MappingProxyType({})
+
+
+def no_ratios() -> Mapping[str, float]:
+    return NO_RATIOS
 
 
 @dataclass(slots=True, frozen=True)
@@ -18,9 +27,21 @@ class Price:
     group_ratio: float = 1.0
     model_price: float | None = None  # fixed USD per call; replaces token pricing
     quota_per_unit: float = 500_000
+    #: new-api's "other ratios": what the request itself multiplies the price by (images
+    #: and their size, quality and count; seconds of audio …), by name, for the log
+    other_ratios: Mapping[str, float] = field(default_factory=no_ratios)
+
+    @property
+    def other_ratio(self) -> float:
+        product = 1.0
+        for ratio in self.other_ratios.values():
+            product *= ratio
+        return product
 
     @property
     def free(self) -> bool:
+        if self.other_ratio == 0:
+            return True
         if self.model_price is not None:
             return self.model_price == 0 or self.group_ratio == 0
         return self.model_ratio == 0 or self.group_ratio == 0
@@ -38,13 +59,13 @@ def reserve_quota(price: Price, prompt_tokens: int, max_output: int) -> int:
         cost = price.model_price * price.quota_per_unit * price.group_ratio
     else:
         cost = (prompt_tokens + max_output * price.completion_ratio) * price.model_ratio * price.group_ratio
-    return math.ceil(min(cost, MAX_QUOTA))
+    return math.ceil(min(cost * price.other_ratio, MAX_QUOTA))
 
 
 def usage_quota(price: Price, usage: Usage | None) -> int:
     """What a finished request costs (new-api's text quota formula)."""
     if price.model_price is not None:
-        return round(min(price.model_price * price.quota_per_unit * price.group_ratio, MAX_QUOTA))
+        return round(min(price.model_price * price.quota_per_unit * price.group_ratio * price.other_ratio, MAX_QUOTA))
     if usage is None or usage.total_tokens == 0:
         return 0
     base_input = max(0, usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens)
@@ -54,8 +75,9 @@ def usage_quota(price: Price, usage: Usage | None) -> int:
         + usage.cache_write_tokens * price.cache_write_ratio
         + usage.output_tokens * price.completion_ratio
     )
-    quota = round(min(weighted * price.model_ratio * price.group_ratio, MAX_QUOTA))  # an upstream's absurd usage
-    if quota <= 0 and price.model_ratio > 0 and price.group_ratio > 0:
+    # min(): an upstream's absurd usage
+    quota = round(min(weighted * price.model_ratio * price.group_ratio * price.other_ratio, MAX_QUOTA))
+    if quota <= 0 and price.model_ratio > 0 and price.group_ratio > 0 and price.other_ratio > 0:
         return 1  # new-api's minimum charge
     return quota
 

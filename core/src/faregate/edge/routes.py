@@ -53,11 +53,15 @@ MIB = 1024 * 1024
 
 
 def body_limit(gateway: Gateway, route: Route | None) -> int:
-    """The largest body ``route`` (None: the management API) accepts, in bytes;
+    """The largest body ``route`` (None: the management API) accepts, in bytes: the
+    route's own ``max_body_mb`` when it declares one, else its kind's setting;
     ``max_body_mb`` is also every route's ceiling (it is Quart's ``MAX_CONTENT_LENGTH``)."""
     settings = gateway.settings
     name = "management_max_body_mb" if route is None else KIND_LIMITS.get(route.kind, "max_body_mb")
-    return int(min(float(settings.get(name)), float(settings.max_body_mb)) * MIB)
+    limit = float(settings.get(name))
+    if route is not None and route.max_body_mb is not None:
+        limit = min(limit, route.max_body_mb)
+    return int(min(limit, float(settings.max_body_mb)) * MIB)
 
 
 def install(app: Quart, gateway: Gateway) -> None:

@@ -4,6 +4,7 @@ reservation that pays for it. Nothing here calls an upstream."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from faregate.billing.ledger import InsufficientQuota
 from faregate.billing.pricing import Price, reserve_quota
 from faregate.errors import GatewayError, bad_request, model_not_found
 from faregate.hooks import await_me_maybe
+from faregate.multipart import Form, is_multipart, parse_form
 from faregate.principals import AuthRequest, Principal
 
 if TYPE_CHECKING:
@@ -34,13 +36,18 @@ async def authenticate(ex: Exchange) -> Principal:
     raise GatewayError(401, "no API key provided", code="invalid_api_key", type="new_api_error")
 
 
-async def read_json(ex: Exchange) -> tuple[bytes, dict[str, Any]]:
-    """The body as bytes and as a JSON object; 400 when it is not one."""
+async def read_body(ex: Exchange) -> bytes:
+    """The whole body, under the route's byte cap and the body timeout."""
     try:
         async with asyncio.timeout(ex.gateway.settings.body_timeout):
-            raw = await ex.request.read_body()
+            return await ex.request.read_body()
     except TimeoutError:
         raise GatewayError(408, "timed out reading the request body", code="read_request_body_failed") from None
+
+
+async def read_json(ex: Exchange) -> tuple[bytes, dict[str, Any]]:
+    """The body as bytes and as a JSON object; 400 when it is not one."""
+    raw = await read_body(ex)
     try:
         body = _parse(raw, ex.gateway.settings.offload_body_kb * 1024)
     except jsonutil.JSONDecodeError:
@@ -48,6 +55,19 @@ async def read_json(ex: Exchange) -> tuple[bytes, dict[str, Any]]:
     if not isinstance(body, dict):
         raise bad_request("request body must be a JSON object", code="bad_request_body")
     return raw, body
+
+
+async def read_form(ex: Exchange) -> Form:
+    """A ``multipart/form-data`` body, read whole under the route's cap, then parsed
+    under the form's own limits (parts, text field size); 400 when it is not a form."""
+    content_type = ex.request.headers.get("content-type")
+    if not is_multipart(content_type):
+        raise bad_request("request body must be multipart/form-data", code="bad_request_body")
+    assert content_type is not None
+    raw = await read_body(ex)
+    if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
+        return await asyncio.to_thread(parse_form, raw, content_type)  # parsing megabytes: off the loop
+    return parse_form(raw, content_type)
 
 
 def _parse(raw: bytes, big: float) -> Any:
@@ -73,10 +93,12 @@ def check_model_allowed(principal: Principal, model: str) -> None:
 
 
 def price(ex: Exchange) -> Price:
+    """The first pricer's price, times the request's own other ratios."""
     for pricer in ex.gateway.pricers:
         found = pricer.price(ex, None)
         if found is not None:
-            return found
+            ratios = ex.summary.other_ratios if ex.summary is not None else None
+            return dataclasses.replace(found, other_ratios=ratios) if ratios else found
     raise GatewayError(500, f"no price configured for model {ex.model}", code="model_price_error")
 
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from faregate.errors import GatewayError
     from faregate.exchange.attempts import Operation
     from faregate.gateway import Gateway
+    from faregate.multipart import Form
     from faregate.principals import Principal
     from faregate.state.options import Options
     from faregate.state.snapshot import ChannelEntry
@@ -146,6 +147,10 @@ class Exchange:
     async def read_json(self) -> tuple[bytes, dict[str, Any]]:
         return await admission.read_json(self)
 
+    async def read_form(self) -> Form:
+        """A ``multipart/form-data`` body (audio uploads, image edits), parsed under limits."""
+        return await admission.read_form(self)
+
     def begin(self, summary: RequestSummary, body: dict[str, Any], raw: bytes) -> None:
         """Take the format's summary of the body; 403 if the key may not use its model."""
         if summary.max_tokens is not None and not 1 <= summary.max_tokens <= MAX_OUTPUT_TOKENS:
@@ -166,9 +171,10 @@ class Exchange:
 
     # ---- settlement -------------------------------------------------------------------
     def settle(self, usage: Usage | None, *, end_reason: str, output_chars: int = 0,
-               first_token_ms: int | None = None, estimated: bool = False) -> None:
+               first_token_ms: int | None = None, estimated: bool = False,
+               other_ratios: Mapping[str, float] | None = None) -> None:
         settlement.settle(self, usage, end_reason=end_reason, output_chars=output_chars,
-                          first_token_ms=first_token_ms, estimated=estimated)
+                          first_token_ms=first_token_ms, estimated=estimated, other_ratios=other_ratios)
 
     def fail(self, err: GatewayError) -> None:
         settlement.refund(self, err)

@@ -5,7 +5,9 @@ stream."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from faregate.billing.ledger import LogEntry, Reservation
@@ -42,15 +44,19 @@ def log_entry(ex: Exchange, *, type: int, quota: int, usage: Usage | None, conte
 
 def settle(ex: Exchange, usage: Usage | None, *, end_reason: str, output_chars: int,
            first_token_ms: int | None = None, reservation: Reservation | None = None,
-           estimated: bool = False) -> None:
+           estimated: bool = False, other_ratios: Mapping[str, float] | None = None) -> None:
     """Charge ``usage`` at the exchange's price and queue its consume row. Without
     usage from the upstream, bill only what was observed (never error text), the prompt
     only if the upstream got as far as answering. ``estimated``: ``usage`` is the
-    operation's own estimate (an endpoint whose upstream reports none), logged as such."""
+    operation's own estimate (an endpoint whose upstream reports none), logged as such.
+    ``other_ratios``: the final ones, when the answer told them (the seconds of audio
+    transcribed), instead of the request's."""
     reservation = reservation or ex.reservation
     if reservation is None or reservation.settled:
         return
     price = ex.price or Price()
+    if other_ratios is not None:
+        price = dataclasses.replace(price, other_ratios=other_ratios)
     usage_source = "estimated" if estimated else "upstream"
     if usage is None:
         usage_source = "estimated"
@@ -72,6 +78,8 @@ def settle(ex: Exchange, usage: Usage | None, *, end_reason: str, output_chars: 
     }
     if price.model_price is not None:
         other["model_price"] = price.model_price
+    if price.other_ratios:
+        other["other_ratios"] = dict(price.other_ratios)
     if first_token_ms is not None:
         other["frt"] = first_token_ms
     if ex.upstream_model and ex.upstream_model != ex.model:
