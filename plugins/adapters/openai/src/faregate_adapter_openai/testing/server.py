@@ -42,7 +42,7 @@ answers, ``malformed_json`` sends ``{"id": "x", "choices": [``), plus
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import ClassVar
 
 import orjson
@@ -98,6 +98,12 @@ class FakeOpenAI(FakeServer):
         self.hard_limit_usd = 120.0
         self.has_payment_method = True
         self.total_usage = 2050.0  # cents
+        #: the POST endpoints it serves, by path (each endpoint family adds its own)
+        self.post_routes: dict[str, Callable[[Request, Response], Awaitable[None]]] = {
+            "/v1/chat/completions": self._chat,
+            "/v1/embeddings": self._embeddings,
+            "/v1/moderations": self._moderations,
+        }
 
     @property
     def api_key(self) -> str | None:
@@ -139,12 +145,8 @@ class FakeOpenAI(FakeServer):
             message = auth_error_message(request.headers.get("authorization", ""))
             return response.send(401, error_body(401, message, type="invalid_request_error", code="invalid_api_key"))
         path, method = request.path, request.method
-        if path == "/v1/chat/completions" and method == "POST":
-            return await self._chat(request, response)
-        if path == "/v1/embeddings" and method == "POST":
-            return await self._embeddings(request, response)
-        if path == "/v1/moderations" and method == "POST":
-            return await self._moderations(request, response)
+        if method == "POST" and path in self.post_routes:
+            return await self.post_routes[path](request, response)
         if method == "GET" and path == "/v1/models":
             return response.send(200, self._models_body)
         if method == "GET" and path.startswith("/v1/dashboard/billing/"):
