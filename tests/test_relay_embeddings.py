@@ -124,3 +124,27 @@ def test_base64_is_little_endian_float32() -> None:
     body = loads(embeddings_body({"model": MODEL, "input": "abc", "encoding_format": "base64", "dimensions": 4}))
     decoded = struct.unpack("<4f", base64.b64decode(body["data"][0]["embedding"]))
     assert list(decoded) == vector("abc", 4)
+
+
+async def test_a_chat_only_vendor_channel_is_not_chosen_for_embeddings(gateway: Any, admin: Any,
+                                                                       fake_openai: Any) -> None:
+    """DeepSeek (type 43) speaks OpenAI's format but serves no embeddings: its channel,
+    though of higher priority, is skipped; alone, the model gets the endpoint's error."""
+    await admin.set_option("ModelRatio", {MODEL: RATIO, "deepseek-chat": 0.5})
+    await admin.add_channel(base_url=fake_openai.base_url, models=f"{MODEL},deepseek-chat", type=43,
+                            name="deepseek", priority=10)
+    await admin.add_channel(base_url=fake_openai.base_url, models=MODEL, name="openai")
+    key = await admin.add_token(remain_quota=5_000_000)
+    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
+    try:
+        await sdk.embeddings.create(model=MODEL, input="x")
+        (row,) = await consume_logs(gateway)
+        channels = {c["name"]: c["id"] for c in (await admin.ok("GET", "/api/channel/"))["items"]}
+        assert row.channel_id == channels["openai"]
+        with pytest.raises(openai.BadRequestError) as refused:
+            await sdk.embeddings.create(model="deepseek-chat", input="x")
+        assert refused.value.code == "endpoint_not_supported" and "43" in refused.value.message
+        assert (await sdk.chat.completions.create(model="deepseek-chat",
+                                                  messages=[{"role": "user", "content": "hi"}])).choices
+    finally:
+        await sdk.close()

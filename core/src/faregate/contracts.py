@@ -248,7 +248,7 @@ class Provider(ABC):
     native_format: str | None = None
     default_base_url: str = ""
     #: the endpoint kinds its channels serve (``chat``, ``embeddings`` …): channel selection
-    #: skips a channel whose provider does not declare the request's kind
+    #: skips a channel whose provider does not declare the request's kind (see :meth:`serves`)
     endpoints: frozenset[str] = frozenset({"chat"})
     #: how the upstream frames a streamed body (SSE, JSON array, JSON lines, AWS event-stream)
     stream_framing: Framing = Framing.SSE
@@ -269,6 +269,12 @@ class Provider(ABC):
     #: api_key)`` returns an async context manager serving until it exits; what it enters
     #: has the ``base_url`` a channel points at. Import the fake lazily: it is test code
     fake_server: Callable[[str, int, str | None], AbstractAsyncContextManager[FakeUpstreamServer]] | None = None
+
+    def serves(self, endpoint: str, channel_type: int) -> bool:
+        """Whether channels of ``channel_type`` serve the ``endpoint`` kind. Default: every
+        type of the provider serves its :attr:`endpoints`; a provider of several vendors
+        (an OpenAI-compatible one) narrows it per type (a chat-only vendor has no images)."""
+        return endpoint in self.endpoints
 
     @abstractmethod
     def build_request(self, request: ChatRequest, target: UpstreamTarget) -> UpstreamRequest: ...

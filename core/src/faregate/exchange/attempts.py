@@ -43,8 +43,9 @@ class Operation(Protocol):
     #: the endpoint kind, as providers declare it in :attr:`Provider.endpoints`
     endpoint: str
 
-    def serves(self, provider: Provider) -> bool:
-        """Whether a channel of this provider can take the request (capabilities)."""
+    def serves(self, provider: Provider, channel_type: int) -> bool:
+        """Whether a channel of this provider and type can take the request (capabilities;
+        normally ``provider.serves(self.endpoint, channel_type)``)."""
         ...
 
     def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
@@ -74,7 +75,7 @@ async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
         ex.channel = channel
         ex.tried.append(channel.id)
         provider = gw.providers.get(channel.type)
-        if provider is None or not op.serves(provider):  # a pinned channel: not filtered beforehand
+        if provider is None or not op.serves(provider, channel.type):  # a pinned channel: not filtered beforehand
             excluded.add(channel.id)
             last_error = cannot_serve(ex, op, channel.type, provider)
             continue
@@ -138,7 +139,7 @@ def unable_channels(ex: Exchange, op: Operation) -> set[int]:
         for channel in level:
             total += 1
             provider = gw.providers.get(channel.type)
-            if provider is None or not op.serves(provider):
+            if provider is None or not op.serves(provider, channel.type):
                 unable.add(channel.id)
                 kinds.add((channel.type, provider))
     if total and len(unable) == total:

@@ -29,8 +29,8 @@ class ChatOperation:
 
     endpoint = "chat"
 
-    def serves(self, provider: Provider) -> bool:
-        return "chat" in provider.endpoints
+    def serves(self, provider: Provider, channel_type: int) -> bool:
+        return provider.serves("chat", channel_type)
 
     def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
         if passthrough:

@@ -150,8 +150,8 @@ class JsonOperation:
     def __init__(self, endpoint: str) -> None:
         self.endpoint = endpoint
 
-    def serves(self, provider: Provider) -> bool:
-        return self.endpoint in provider.endpoints and isinstance(provider, JsonEndpointProvider)
+    def serves(self, provider: Provider, channel_type: int) -> bool:
+        return provider.serves(self.endpoint, channel_type) and isinstance(provider, JsonEndpointProvider)
 
     def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
         assert isinstance(provider, JsonEndpointProvider)

@@ -35,6 +35,17 @@ if TYPE_CHECKING:
 # new-api channel types served by the OpenAI wire format (OpenAI, Azure-less resellers,
 # Custom, OpenRouter, DeepSeek, xAI, SiliconFlow, Moonshot …)
 OPENAI_COMPATIBLE_TYPES = (1, 6, 7, 8, 9, 10, 12, 13, 19, 20, 21, 22, 25, 31, 40, 43, 47, 48)
+#: the vendors whose API serves only part of OpenAI's (what each documents): their channels
+#: are never chosen for the rest. Every other type (OpenAI, Custom, the resellers,
+#: OpenRouter …) forwards whatever OpenAI serves, as new-api's OpenAI adaptor does
+NARROWER_TYPES: dict[int, frozenset[str]] = {
+    25: frozenset({"chat"}),  # Moonshot
+    31: frozenset({"chat"}),  # 01.AI
+    40: frozenset({"chat", "embeddings"}),  # SiliconFlow
+    43: frozenset({"chat"}),  # DeepSeek
+    47: frozenset({"chat", "embeddings"}),  # Xinference
+    48: frozenset({"chat"}),  # xAI
+}
 
 
 def chat_url(base_url: str) -> str:
@@ -102,6 +113,10 @@ class OpenAICompatibleProvider(HttpJsonProvider):
     max_tokens_field: ClassVar[str] = "max_completion_tokens"
     #: the channel types whose balance comes from OpenAI's billing endpoints (none by default)
     balance_types: ClassVar[frozenset[int]] = frozenset()
+
+    def serves(self, endpoint: str, channel_type: int) -> bool:
+        narrower = NARROWER_TYPES.get(channel_type)
+        return endpoint in self.endpoints and (narrower is None or endpoint in narrower)
 
     def render_request(self, request: ChatRequest, target: UpstreamTarget) -> dict[str, Any]:
         body = requests.render_request(request, target.model, self.max_tokens_field)
