@@ -1,0 +1,157 @@
+"""Rerank (``POST /v1/rerank``) in the Jina/Cohere shape new-api serves: ``{model, query,
+documents, top_n, return_documents}`` in, ``{results: [{index, relevance_score,
+document?}], usage}`` out, relayed to channels whose provider serves the ``rerank``
+endpoint kind at ``/v1/rerank`` (Jina, SiliconFlow, Custom and the other generic
+OpenAI-compatible types).
+
+As new-api does, the upstream gets the declared fields only (checked and bounded; the
+channel's model name), and the answer is normalised: each result keeps ``index``,
+``relevance_score`` and the ``document`` the upstream returned, ``usage`` is
+``{prompt_tokens, completion_tokens: 0, total_tokens}``. Billed on the upstream's
+``total_tokens`` (else its ``prompt_tokens``); an upstream that reports none is billed
+on the estimate of the query and documents, and its answer shows that estimate."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from faregate.api import (
+    AttemptFailed,
+    Exchange,
+    GatewayError,
+    InboundRequest,
+    NumberBound,
+    Outcome,
+    Provider,
+    RequestSummary,
+    UpstreamRequest,
+    UpstreamTarget,
+    Usage,
+    bad_request,
+    check_numbers,
+    estimator,
+    json_loads,
+)
+from faregate_adapter_openai.endpoints import JsonEndpointProvider
+
+RERANK = "rerank"
+#: documents in one request (Cohere's documented maximum; Jina's is of the same order)
+MAX_DOCUMENTS = 1000
+#: the request body's cap, in MiB (1000 documents of a few pages each)
+MAX_BODY_MB = 16.0
+NUMBERS = {"top_n": NumberBound(1, MAX_DOCUMENTS, integer=True)}
+#: the fields forwarded upstream (new-api re-encodes its request struct: nothing else goes)
+FORWARDED = ("query", "documents", "top_n", "return_documents")
+MAX_SCORE_TOKENS = 2**31 - 1
+
+
+def _document_text(doc: Any) -> str:
+    """A document's text: a string, or ``{"text": <string>}`` (nothing else: it goes upstream as
+    it is); 400 otherwise."""
+    if isinstance(doc, str):
+        return doc
+    if isinstance(doc, dict) and len(doc) == 1 and isinstance(doc.get("text"), str):
+        return str(doc["text"])
+    raise bad_request('each document must be a string or {"text": <string>}', param="documents")
+
+
+def summarize_rerank(body: dict[str, Any], request: InboundRequest) -> RequestSummary:
+    """Model, a non-empty query, 1 to :data:`MAX_DOCUMENTS` documents, ``top_n`` and
+    ``return_documents`` checked; 400 naming the field otherwise (new-api's "query is
+    empty" / "documents is empty")."""
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise bad_request("model is required", param="model")
+    query = body.get("query")
+    if not isinstance(query, str) or not query:
+        raise bad_request("query is empty: a non-empty string is required", param="query")
+    documents = body.get("documents")
+    if not isinstance(documents, list) or not documents:
+        raise bad_request("documents is empty: a non-empty array is required", param="documents")
+    if len(documents) > MAX_DOCUMENTS:
+        raise bad_request(f"documents may hold at most {MAX_DOCUMENTS} documents", param="documents")
+    tokens = estimator.text(query) + sum(estimator.text(_document_text(doc)) for doc in documents)
+    check_numbers(body, NUMBERS)
+    returned = body.get("return_documents")
+    if returned is not None and not isinstance(returned, bool):
+        raise bad_request("return_documents must be a boolean", param="return_documents")
+    return RequestSummary(model=model, stream=False, max_tokens=None, prompt_tokens=tokens)
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SCORE_TOKENS else 0
+
+
+def normalise(body: bytes, documents: int) -> tuple[list[dict[str, Any]], int]:
+    """The results of an upstream's answer in new-api's shape, and the tokens its usage
+    reports (0: none); :class:`AttemptFailed` when it is not a rerank answer."""
+    try:
+        obj = json_loads(body)
+        results = []
+        for item in obj["results"]:
+            index, score = item["index"], item["relevance_score"]
+            if not (isinstance(index, int) and 0 <= index < documents) or isinstance(score, bool) \
+                    or not isinstance(score, int | float):
+                raise ValueError("result")
+            result: dict[str, Any] = {"index": index, "relevance_score": score}
+            if item.get("document") is not None:
+                result["document"] = item["document"]
+            results.append(result)
+        usage = obj.get("usage")
+    except (ValueError, TypeError, KeyError, AttributeError):  # incl. JSON errors
+        raise AttemptFailed(GatewayError(502, "upstream sent a malformed rerank response", code="bad_response_body",
+                                         upstream=True)) from None
+    tokens = 0
+    if isinstance(usage, dict):  # Jina: total_tokens; some others: prompt_tokens only
+        tokens = _count(usage.get("total_tokens")) or _count(usage.get("prompt_tokens"))
+    return results, tokens
+
+
+class RerankOperation:
+    """One attempt: the declared fields up, the normalised answer down."""
+
+    endpoint = RERANK
+
+    def serves(self, provider: Provider, channel_type: int) -> bool:
+        return provider.serves(RERANK, channel_type) and isinstance(provider, JsonEndpointProvider)
+
+    def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
+        assert isinstance(provider, JsonEndpointProvider)
+        body = {"model": target.model, **{k: ex.body[k] for k in FORWARDED if ex.body.get(k) is not None}}
+        return provider.build_json(RERANK, body, b"", target)
+
+    async def finish(self, ex: Exchange, provider: Provider, resp: Any, passthrough: bool) -> Outcome:
+        try:
+            body = await resp.aread()
+        except Exception:  # noqa: BLE001 - the transport's own error types
+            raise AttemptFailed(GatewayError(502, "upstream closed the connection mid-response",
+                                             code="read_response_body_failed", upstream=True)) from None
+        finally:
+            await resp.aclose()
+        ex.upstream_seconds += time.perf_counter() - ex.answer_at
+        ex.answer_at = 0.0
+        assert ex.summary is not None
+        results, tokens = normalise(body, len(ex.body["documents"]))
+        estimated = tokens == 0  # none reported: new-api bills (and shows) its own estimate
+        if estimated:
+            tokens = max(1, ex.summary.prompt_tokens)
+        ex.settle(Usage(input_tokens=tokens), end_reason="done", estimated=estimated)
+        return ex.json({"results": results,
+                        "usage": {"prompt_tokens": tokens, "completion_tokens": 0, "total_tokens": tokens}})
+
+
+OPERATION = RerankOperation()
+
+
+class RerankDriver:
+    """``POST /v1/rerank``: authenticate, read, check, admit, relay."""
+
+    kind = RERANK
+
+    async def handle(self, ex: Exchange) -> Outcome:
+        await ex.authenticate()
+        raw, body = await ex.read_json()
+        ex.begin(summarize_rerank(body, ex.request), body, raw)
+        await ex.admit()
+        return await ex.relay(OPERATION)

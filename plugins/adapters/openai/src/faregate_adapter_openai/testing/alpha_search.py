@@ -1,0 +1,51 @@
+"""The fake upstream's Codex standalone search (``POST /backend-api/codex/alpha/search``):
+Codex's OAuth headers required (a bearer token and ``chatgpt-account-id``), the body
+checked against the fields Codex documents (``model`` required, ``id``, ``stream``,
+``max_output_tokens``; other fields allowed, as the protocol evolves), deterministic
+results derived from the query text."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import jsonschema
+import orjson
+
+from faregate.testing.fake_server import Request, Response
+from faregate_adapter_openai.testing.errors import error_body
+
+PATH = "/backend-api/codex/alpha/search"
+REQUEST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["model"],
+    "properties": {
+        "model": {"type": "string", "minLength": 1},
+        "id": {"type": "string"},
+        "stream": {"type": "boolean", "const": False},
+        "max_output_tokens": {"type": "integer", "minimum": 1},
+    },
+}
+_VALIDATOR = jsonschema.Draft202012Validator(REQUEST_SCHEMA)
+
+
+def problem(body: Any) -> str | None:
+    """Why ``body`` is not a search request Codex takes (None when it is)."""
+    error = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(body))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "(body)"
+    return f"{where}: {error.message}"
+
+
+def answer(request: Request, response: Response) -> None:
+    """The search's answer, or the 400 / 401 Codex gives."""
+    if not request.headers.get("chatgpt-account-id"):
+        return response.send(401, error_body(401, "missing chatgpt-account-id", type="invalid_request_error",
+                                             code="invalid_api_key"))
+    query = orjson.dumps(request.json.get("query", "")) if isinstance(request.json, dict) else b""
+    digest = hashlib.sha256(query).hexdigest()[:12]
+    results = [{"title": f"Result {i} for {digest}", "url": f"https://example.com/{digest}/{i}",
+                "snippet": "deterministic fake search result"} for i in range(3)]
+    response.send(200, orjson.dumps({"id": f"search_{digest}", "object": "search.result",
+                                     "model": request.json["model"], "results": results}))
