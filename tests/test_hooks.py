@@ -52,7 +52,7 @@ from faregate.services import Services
 from faregate.settings import Setting
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate.tokens import estimator
-from faregate_adapter_openai.testing import REPLY_PREFIX
+from faregate_adapter_openai.testing import REPLY_PREFIX, Fault
 
 ADAPTER = "faregate-adapter-openai"
 MODEL = "gpt-4o-mini"
@@ -223,7 +223,7 @@ async def test_hook_register_routes(make_gateway: Any) -> None:
     async with httpx.AsyncClient(base_url=server.base_url) as http:
         resp = await http.get("/hooktest/hello/world")
     assert resp.status_code == 200
-    assert resp.json() == {"hello": "world", "formats": ["openai.chat"]}
+    assert resp.json() == {"hello": "world", "formats": ["openai.chat", "openai.responses"]}
 
 
 # ---- register_formats / register_providers --------------------------------------------
@@ -738,6 +738,46 @@ async def test_hook_register_second_factors(make_gateway: Any) -> None:
     assert (await admin.call("POST", "/api/verify", json={"method": "2fa", "code": "1357"}))["success"] is False
     assert (await admin.ok("POST", "/api/verify", json={"method": "2fa", "code": "2468"}))["verified"] is True
     await admin.close()
+
+
+async def test_hook_register_token_counters(serve: Any, fake_openai: Any, tmp_path: Path) -> None:
+    class Words:
+        name = "words"
+
+        def count(self, text: str) -> int:
+            return len(text.split())
+
+    class WordCounter:
+        def tokenizer(self, model: str) -> Any:
+            return Words() if model == MODEL else None  # None: the next counter's, in the end the rule
+
+    class KnowsNothing:
+        def tokenizer(self, model: str) -> Any:
+            return None
+
+    class CounterPlugin:
+        __name__ = "hooktest-counters"
+
+        @hookimpl
+        def register_token_counters(self, register: Callable[[Any], None], services: Services) -> None:
+            register(KnowsNothing())
+            register(WordCounter())
+
+    # kept per gateway: one built in this process without the plugin has no counter
+    assert Gateway(load_plugins(allow=[ADAPTER]), {"data_dir": str(tmp_path)}).token_counters == []
+    served = await serve(CounterPlugin())
+    assert served.gw.tokenizer("gpt-4o") is None and served.gw.tokenizer(MODEL).name == "words"
+    key = await served.admin.add_token(remain_quota=5_000_000)
+    text = "a prompt of five words"
+    fake_openai.push_fault(Fault("stream_cut", after_chunks=3))  # the stream ends before its usage
+    async with httpx.AsyncClient(base_url=served.server.base_url) as http:
+        resp = await http.post("/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                               json={"model": MODEL, "stream": True, "messages": [{"role": "user", "content": text}]})
+    assert resp.status_code == 200
+    (row,) = await served.logs()
+    other = jsonutil.loads(row.other)
+    assert (other["usage_source"], other["token_counter"]) == ("estimated", "words")
+    assert row.prompt_tokens == estimator.MESSAGE_OVERHEAD + 5 != estimator.MESSAGE_OVERHEAD + estimator.text(text)
 
 
 class AliasSQLite(StorageBackend):

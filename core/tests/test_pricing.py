@@ -39,3 +39,39 @@ def test_absurd_ratios_stop_at_the_quota_ceiling(ratio: float) -> None:
     price = Price(model_price=1.0, other_ratios={"seconds": ratio})
     assert reserve_quota(price, 0, 0) == MAX_QUOTA
     assert usage_quota(price, None) == MAX_QUOTA
+
+
+def test_image_input_tokens_at_the_image_ratio() -> None:
+    """new-api's ImageRatio: the image part of the input at its own multiple; never more
+    image tokens than input (an upstream's inconsistent usage)."""
+    price = Price(model_ratio=2.5, completion_ratio=8, image_ratio=2)
+    usage = Usage(input_tokens=300, output_tokens=100, image_tokens=200)
+    assert usage_quota(price, usage) == round((100 + 200 * 2 + 100 * 8) * 2.5)
+    assert usage_quota(Price(model_ratio=2.5, completion_ratio=8), usage) == round((300 + 100 * 8) * 2.5)
+    lying = Usage(input_tokens=10, output_tokens=0, image_tokens=10_000)
+    assert usage_quota(price, lying) == round(10 * 2 * 2.5)
+
+
+def test_audio_input_tokens_at_the_audio_ratio() -> None:
+    """new-api's audio formula: text in at 1, audio in at AudioRatio, output at the completion ratio."""
+    price = Price(model_ratio=1.25, completion_ratio=4, audio_ratio=2.4)
+    usage = Usage(input_tokens=52, output_tokens=10, audio_tokens=42)
+    assert usage_quota(price, usage) == round((10 + 42 * 2.4 + 10 * 4) * 1.25)
+    # audio counts only within the input: an upstream's larger audio figure is capped there
+    assert usage_quota(price, Usage(input_tokens=5, audio_tokens=50)) == round(5 * 2.4 * 1.25)
+
+
+def test_audio_output_tokens_at_the_audio_ratio_times_the_audio_completion_ratio() -> None:
+    """new-api's realtime formula (gpt-realtime's list prices: $4 text in, $16 text out, $32 audio
+    in, $64 audio out per million): text out at the completion ratio, audio out at AudioRatio ×
+    AudioCompletionRatio; cached input at the cache ratio, audio or not."""
+    price = Price(model_ratio=2, completion_ratio=4, cache_ratio=0.1, audio_ratio=8, audio_completion_ratio=2)
+    usage = Usage(input_tokens=1000, cache_read_tokens=400, audio_tokens=500, output_tokens=300,
+                  output_audio_tokens=200)
+    text_in, audio_in, cached, text_out, audio_out = 100, 500, 400, 100, 200
+    expected = (text_in + audio_in * 8 + cached * 0.1 + text_out * 4 + audio_out * 8 * 2) * 2
+    assert usage_quota(price, usage) == round(expected)
+    # in dollars: 100 × $4 + 500 × $32 + 400 × $0.40 + 100 × $16 + 200 × $64, per million
+    assert usage_quota(price, usage) / 500_000 == pytest.approx((400 + 16_000 + 160 + 1_600 + 12_800) / 1e6)
+    # audio output counts only within the output
+    assert usage_quota(price, Usage(output_tokens=10, output_audio_tokens=99)) == round(10 * 8 * 2 * 2)

@@ -61,7 +61,7 @@ async def test_a_stream_body_never_started_is_settled_once() -> None:
         gateway=SimpleNamespace(settings=SimpleNamespace(client_gone_drain_seconds=0),
                                 spawn=lambda coro: asyncio.ensure_future(coro)),
         settle=lambda usage, **kw: settled.append(kw["end_reason"]))
-    opened = SimpleNamespace(reader=SimpleNamespace(usage=None, output_chars=12), first_token_ms=5)
+    opened = SimpleNamespace(reader=SimpleNamespace(usage=None, output_chars=12, other_ratios=None), first_token_ms=5)
 
     closed_body = stream_answer(ex, Resp(), opened)  # type: ignore[arg-type]
     await closed_body.aclose()  # the server closes it unread

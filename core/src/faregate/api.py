@@ -10,10 +10,20 @@ What is here, by concept:
 * what plugins register: formats, providers, endpoint drivers, policy objects,
   storage backends, plugin tables (:mod:`faregate.contracts`);
 * the exchange: inbound requests, outcomes, operations, the per-request
-  :class:`Exchange` policy objects receive;
-* errors, principals, prices, log entries, settings, the :class:`Services` door;
+  :class:`Exchange` policy objects receive; :func:`stream_outcome` relays an
+  operation's streamed answer as chat does (fail-over before the first byte, settled
+  however it ends); :class:`ChatOperation` / :class:`ChatDriver` relay a conversation
+  endpoint that some providers serve natively (a :class:`NativeEndpoint`) and the rest
+  through the canonical model; :func:`map_model` follows a channel's model mapping;
+* errors, principals, prices, log entries, reservations (a session's own, from
+  :meth:`Exchange.reserve`), settings, the :class:`Services` door;
+* upstream WebSockets (:class:`WebSocketHandshake`, :class:`UpstreamWebSocket`): what an
+  operation whose request has method ``WEBSOCKET`` gets back (realtime sessions);
 * the adapter kit: :class:`HttpJsonProvider`, URL joining, stream framings, the token
-  estimator, JSON;
+  estimator, JSON; exact token counting (:class:`TokenCounter` / :class:`Tokenizer`, what
+  ``register_token_counters`` hands over; :func:`exact_counting`, which makes the estimator
+  count text with a tokenizer; :func:`offer_exact_recount`, with which a driver lets its
+  request's bill be recounted exactly when the upstream reports no usage);
 * ``multipart/form-data`` bodies (:class:`Form`, :class:`FilePart`; read with
   :meth:`Exchange.read_form`);
 * fetching URLs the gateway is given (image URLs, webhooks): :class:`GuardedFetcher`,
@@ -24,7 +34,7 @@ What is here, by concept:
 from __future__ import annotations
 
 from faregate import __version__, hookimpl
-from faregate.billing.ledger import LogEntry
+from faregate.billing.ledger import LogEntry, Reservation
 from faregate.billing.pricing import Price, usage_quota
 from faregate.bounds import INT64_MAX, INT64_MIN, NumberBound, check_numbers
 from faregate.canonical import (
@@ -81,8 +91,11 @@ from faregate.contracts import (
 )
 from faregate.errors import GatewayError, bad_request, upstream_error
 from faregate.exchange.attempts import AttemptFailed, Operation
+from faregate.exchange.chat import ChatDriver, ChatOperation, NativeEndpoint, stream_outcome
 from faregate.exchange.exchange import MAX_OUTPUT_TOKENS, REQUEST_ID_HEADER, Exchange
 from faregate.exchange.inbound import InboundRequest, Outcome, WebSocketPeer
+from faregate.exchange.recount import offer_exact_recount
+from faregate.exchange.routing import map_model
 from faregate.framing import Framing, FramingError, parse_sse_event, splitter_for, sse_bytes
 from faregate.jsonutil import JSONDecodeError
 from faregate.jsonutil import dumps as json_dumps
@@ -98,8 +111,8 @@ from faregate.settings import Setting, Settings
 from faregate.state import option_specs as option_parsers
 from faregate.state.option_specs import OptionSpec
 from faregate.state.snapshot import ChannelEntry, TokenEntry, UserEntry
-from faregate.tokens import TokenEstimator, estimator
-from faregate.upstream import UpstreamResponse
+from faregate.tokens import TokenCounter, TokenEstimator, Tokenizer, estimator, exact_counting
+from faregate.upstream import UpstreamResponse, UpstreamTransportError, UpstreamWebSocket, WebSocketHandshake
 
 __all__ = [
     "INT64_MAX",
@@ -119,6 +132,8 @@ __all__ = [
     "ChannelEntry",
     "ChannelFilter",
     "ChannelSelector",
+    "ChatDriver",
+    "ChatOperation",
     "ChatRequest",
     "ChatResponse",
     "ContentPart",
@@ -141,6 +156,7 @@ __all__ = [
     "JSONDecodeError",
     "LogEntry",
     "Message",
+    "NativeEndpoint",
     "ModelInfo",
     "Operation",
     "OptionSpec",
@@ -157,6 +173,7 @@ __all__ = [
     "ReasoningPart",
     "RequestRewriter",
     "RequestSummary",
+    "Reservation",
     "Role",
     "Route",
     "SecondFactor",
@@ -174,8 +191,10 @@ __all__ = [
     "TextDelta",
     "TextPart",
     "TokenCount",
+    "TokenCounter",
     "TokenEntry",
     "TokenEstimator",
+    "Tokenizer",
     "Tool",
     "ToolCallDelta",
     "ToolCallPart",
@@ -184,15 +203,19 @@ __all__ = [
     "UpstreamRequest",
     "UpstreamResponse",
     "UpstreamTarget",
+    "UpstreamTransportError",
+    "UpstreamWebSocket",
     "Usage",
     "UsageEvent",
     "UsageRecorder",
     "UserEntry",
+    "WebSocketHandshake",
     "WebSocketPeer",
     "__version__",
     "bad_request",
     "bearer_token",
     "estimator",
+    "exact_counting",
     "hookimpl",
     "is_multipart",
     "join_url",
@@ -201,9 +224,12 @@ __all__ = [
     "json_loads",
     "option_parsers",
     "malformed_response",
+    "map_model",
+    "offer_exact_recount",
     "parse_sse_event",
     "splitter_for",
     "sse_bytes",
+    "stream_outcome",
     "upstream_error",
     "usage_quota",
 ]

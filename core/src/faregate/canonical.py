@@ -135,7 +135,8 @@ class Usage:
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
     image_tokens: int = 0
-    audio_tokens: int = 0
+    audio_tokens: int = 0  # audio input (part of ``input_tokens``)
+    output_audio_tokens: int = 0  # audio output (part of ``output_tokens``)
 
     @property
     def total_tokens(self) -> int:
@@ -152,6 +153,7 @@ class Usage:
             "reasoning_tokens",
             "image_tokens",
             "audio_tokens",
+            "output_audio_tokens",
         ):
             value = getattr(other, name)
             if value:

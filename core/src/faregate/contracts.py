@@ -168,6 +168,13 @@ class InboundFormat(ABC):
     @abstractmethod
     def render_response(self, response: ChatResponse, requested_model: str) -> dict[str, Any]: ...
 
+    def render_reply(self, response: ChatResponse, summary: RequestSummary) -> dict[str, Any]:
+        """A converted answer to the request ``summary`` describes. Default:
+        :meth:`render_response` for the requested model; a format whose answers echo the
+        request's parameters (OpenAI Responses) overrides it and reads them from its own
+        :class:`RequestSummary` subclass."""
+        return self.render_response(response, summary.model)
+
     @abstractmethod
     def stream_encoder(self, summary: RequestSummary, request_id: str) -> StreamEncoder: ...
 
@@ -220,6 +227,12 @@ class PassthroughStream(ABC):
     done: bool = False
     error: GatewayError | None = None
     output_chars: int = 0
+    #: the request's other ratios as the stream settled them (the images it completed, say),
+    #: billed instead of the request's own; None keeps the request's
+    other_ratios: Mapping[str, float] | None = None
+    #: the framing of the stream it reads when not the provider's own: a vendor whose client
+    #: chooses it (Gemini's SSE or JSON array) is called, and answers, in the client's
+    framing: Framing | None = None
 
     @abstractmethod
     def feed(self, event: str | None, data: bytes) -> bool:

@@ -10,6 +10,7 @@ core picks the splitter.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterator, Mapping
 from typing import Protocol
 
@@ -49,7 +50,16 @@ def splitter_for(framing: Framing, max_event: int = MAX_EVENT_BYTES) -> Splitter
 # ---- Server-Sent Events ------------------------------------------------------------------
 
 
+#: the end of an event: two line ends, each CRLF, a lone CR or LF (a CR before LF is CRLF)
+_LINE_END = rb"(?:\r\n|\r(?!\n)|\n)"
+_EVENT_END = re.compile(_LINE_END + _LINE_END)
+
+
 class SSESplitter:
+    """Events end at an empty line. ``raw`` is the event's bytes as they came (CRLF too:
+    Gemini's events end in ``\r\n\r\n``), so a same-format stream is forwarded byte for
+    byte; only the parse sees the line ends normalised."""
+
     def __init__(self, max_event: int = MAX_EVENT_BYTES) -> None:
         self._buf = bytearray()
         self._max = max_event
@@ -57,24 +67,38 @@ class SSESplitter:
     def feed(self, chunk: bytes) -> Iterator[Event]:
         buf = self._buf
         buf += chunk
-        if b"\r" in chunk:
-            # normalise CRLF (and lone CR) line ends once, before splitting
-            normalised = bytes(buf).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            buf[:] = normalised
+        if b"\r" in buf:
+            yield from self._split_any_line_ends()
+        else:  # LF only, the common case: one search per event
+            start = 0
+            while True:
+                end = buf.find(b"\n\n", start)
+                if end < 0:
+                    break
+                raw = bytes(buf[start:end + 2])
+                start = end + 2
+                parsed = parse_sse_event(raw)
+                if parsed is not None:
+                    yield raw, parsed[0], parsed[1]
+            if start:
+                del buf[:start]
+        if len(buf) > self._max:
+            raise FramingError("stream event larger than the limit")
+
+    def _split_any_line_ends(self) -> Iterator[Event]:
+        buf = self._buf
         start = 0
-        while True:
-            end = buf.find(b"\n\n", start)
-            if end < 0:
-                break
-            raw = bytes(buf[start:end + 2])
-            start = end + 2
-            parsed = parse_sse_event(raw)
+        for match in _EVENT_END.finditer(buf):
+            end = match.end()
+            if end == len(buf) and buf[-1] == 0x0D:
+                break  # a CR at the very end may be half of a CRLF: wait for the next byte
+            raw = bytes(buf[start:end])
+            start = end
+            parsed = parse_sse_event(raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
             if parsed is not None:
                 yield raw, parsed[0], parsed[1]
         if start:
             del buf[:start]
-        if len(buf) > self._max:
-            raise FramingError("stream event larger than the limit")
 
 
 def parse_sse_event(raw: bytes) -> tuple[str | None, bytes] | None:

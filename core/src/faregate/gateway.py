@@ -37,6 +37,7 @@ from faregate.state.changefeed import ChangeFeed
 from faregate.state.option_specs import OptionRegistry, OptionSpec
 from faregate.state.options import CORE_OPTIONS
 from faregate.state.snapshot import Snapshot
+from faregate.tokens import TokenCounter, Tokenizer
 from faregate.upstream import UpstreamClient
 
 if TYPE_CHECKING:
@@ -102,6 +103,9 @@ class Gateway:
                                                                            "payment provider")
         self.second_factors: dict[str, SecondFactor] = first_by_name(hooks.second_factors(services),
                                                                      "second factor", key="method")
+        #: exact tokenizers by model family (register_token_counters): kept per gateway, so
+        #: gateways built in one process with different plugin sets count differently
+        self.token_counters: list[TokenCounter] = hooks.token_counters(services)
         #: told how each exchange ended: the request log line, the metrics, the plugins' observers
         self.observers: list[Observer] = [log_request, *hooks.exchange_observers(services)]
         self.storage_backends: list[StorageBackend] = hooks.storage_backends()
@@ -175,6 +179,15 @@ class Gateway:
         return task
 
     # ---- actions used by the relay -----------------------------------------------------
+    def tokenizer(self, model: str) -> Tokenizer | None:
+        """The exact tokenizer of ``model``: the first registered counter's that knows it;
+        None (the estimator's rule) when none does or none is installed."""
+        for counter in self.token_counters:
+            found = counter.tokenizer(model)
+            if found is not None:
+                return found
+        return None
+
     async def disable_channel(self, channel_id: int, reason: str) -> None:
         self.snapshot.drop_channel(channel_id)
         changed = await m.Channel.filter(id=channel_id, status=m.CHANNEL_ENABLED).update(

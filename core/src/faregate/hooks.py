@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from faregate.services import Services
     from faregate.settings import Setting
     from faregate.state.option_specs import OptionSpec
+    from faregate.tokens import TokenCounter
 
 log = logging.getLogger("faregate.plugins")
 
@@ -125,6 +126,9 @@ class GatewayHooks:
 
     def second_factors(self, services: Services) -> list[SecondFactor]:
         return collect(self.hook.register_second_factors, services=services)
+
+    def token_counters(self, services: Services) -> list[TokenCounter]:
+        return collect(self.hook.register_token_counters, services=services)
 
     async def startup(self, app: Quart, services: Services) -> None:
         await acall_all(self.hook.startup(app=app, services=services))

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from faregate.services import Services
     from faregate.settings import Setting
     from faregate.state.option_specs import OptionSpec
+    from faregate.tokens import TokenCounter
 
 PROJECT = "faregate"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -218,6 +219,20 @@ def register_second_factors(register: Callable[[SecondFactor], None], services: 
 
     :param register: call with an object with ``method``, ``enrolled(user_id)``,
         ``verify(user_id, code, session)`` and ``reset(user_id)``.
+    :param services: the plugins' door to the running gateway.
+    """
+
+
+@hookspec
+def register_token_counters(register: Callable[[TokenCounter], None], services: Services) -> None:
+    """Add exact token counters (a tokenizer per model family). The core uses them where an
+    exact count matters: the bill of an answer whose upstream reported no usage, and the
+    ``count_tokens`` endpoints; reservations stay on the estimator's rule. For each counted
+    request the first counter that knows the model wins; models none knows keep the rule.
+
+    :param register: call with a :class:`faregate.tokens.TokenCounter`: an object with
+        ``tokenizer(model)`` returning a :class:`faregate.tokens.Tokenizer` (``name``,
+        ``count(text)``) or None.
     :param services: the plugins' door to the running gateway.
     """
 

@@ -18,6 +18,11 @@ from faregate import __version__
 from faregate.contracts import UpstreamRequest
 
 USER_AGENT = f"faregate/{__version__}"
+#: the largest message an upstream WebSocket may send (a realtime session's biggest events,
+#: ``response.done`` with its transcripts, stay far below); beyond it the session fails
+WS_MAX_MESSAGE = 32 * 1024 * 1024
+#: seconds to wait for an upstream's answer to our close frame
+WS_CLOSE_TIMEOUT = 5.0
 
 
 class UpstreamTransportError(Exception):
@@ -81,6 +86,86 @@ class UpstreamResponse:
         self._resp.release()
 
 
+class UpstreamWebSocket:
+    """A connected upstream WebSocket: whole messages in and out, transport failures as
+    :class:`UpstreamTransportError`. Pings are answered by aiohttp."""
+
+    __slots__ = ("_ws",)
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self._ws = ws
+
+    @property
+    def close_code(self) -> int | None:
+        """How the upstream closed (None while open, or when the connection just dropped)."""
+        return self._ws.close_code
+
+    async def receive(self) -> str | bytes | None:
+        """The next message; None once the connection is closed. A broken connection or
+        an oversized message raises."""
+        try:
+            msg = await self._ws.receive()
+        except (aiohttp.ClientError, OSError) as exc:
+            raise _wrap(exc) from exc
+        if msg.type is aiohttp.WSMsgType.TEXT:
+            text: str = msg.data
+            return text
+        if msg.type is aiohttp.WSMsgType.BINARY:
+            data: bytes = msg.data
+            return data
+        if msg.type is aiohttp.WSMsgType.ERROR:
+            raise UpstreamTransportError(type(msg.data).__name__, eof=True)
+        return None  # CLOSE / CLOSING / CLOSED
+
+    async def send(self, data: str | bytes) -> None:
+        try:
+            if isinstance(data, str):
+                await self._ws.send_str(data)
+            else:
+                await self._ws.send_bytes(data)
+        except (aiohttp.ClientError, OSError) as exc:
+            raise _wrap(exc) from exc
+
+    async def close(self, code: int = 1000) -> None:
+        """Close (waiting at most :data:`WS_CLOSE_TIMEOUT` for the upstream's answer); never raises."""
+        try:
+            await self._ws.close(code=code)
+        except (aiohttp.ClientError, OSError, TimeoutError):
+            pass
+
+
+class WebSocketHandshake(UpstreamResponse):
+    """An upstream's answer to a WebSocket upgrade: 101 with the connected
+    :attr:`websocket`, or the status it refused the upgrade with (aiohttp keeps no body
+    of a refusal: reading it gives ``b""``)."""
+
+    __slots__ = ("_headers", "_status", "websocket")
+
+    def __init__(self, status: int, headers: Mapping[str, str], websocket: UpstreamWebSocket | None = None) -> None:
+        # no aiohttp response behind it: every member of the base is overridden
+        self._status = status
+        self._headers = headers
+        self.websocket = websocket
+
+    @property
+    def status_code(self) -> int:
+        return self._status
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self._headers
+
+    async def aread(self, limit: int | None = None) -> bytes:
+        return b""
+
+    async def read_chunk(self) -> bytes:
+        return b""
+
+    async def aclose(self) -> None:
+        if self.websocket is not None:
+            await self.websocket.close()
+
+
 class UpstreamClient:
     def __init__(self, *, connect_timeout: float, first_byte_timeout: float,
                  max_connections: int = 1000) -> None:
@@ -115,3 +200,23 @@ class UpstreamClient:
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             raise _wrap(exc) from exc
         return UpstreamResponse(resp)
+
+    async def websocket(self, req: UpstreamRequest) -> WebSocketHandshake:
+        """Open a WebSocket to ``req.url`` with ``req.headers`` (within ``first_byte_timeout``),
+        through the same pool: a handshake of status 101 with its connection, or the status
+        the upstream refused the upgrade with. No compression is offered (no inflating of
+        what an upstream sends beyond :data:`WS_MAX_MESSAGE`)."""
+        assert self._session is not None, "UpstreamClient.start() was not awaited"
+        req.headers.setdefault("User-Agent", USER_AGENT)
+        try:
+            async with asyncio.timeout(self._first_byte):
+                ws = await self._session.ws_connect(
+                    req.url, headers=req.headers, max_msg_size=WS_MAX_MESSAGE, compress=0, autoping=True,
+                    timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=WS_CLOSE_TIMEOUT))
+        except aiohttp.WSServerHandshakeError as exc:
+            if exc.status is None or exc.status == 101:  # upgraded, but not a WebSocket we can speak
+                raise UpstreamTransportError("bad WebSocket handshake") from exc
+            return WebSocketHandshake(exc.status, exc.headers or {})
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise _wrap(exc) from exc
+        return WebSocketHandshake(101, {}, UpstreamWebSocket(ws))

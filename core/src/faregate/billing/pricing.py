@@ -24,6 +24,10 @@ class Price:
     completion_ratio: float = 1.0
     cache_ratio: float = 1.0  # cached input reads, relative to input
     cache_write_ratio: float = 1.0  # cache creation, relative to input
+    image_ratio: float = 1.0  # image input tokens (new-api's ImageRatio), relative to input
+    audio_ratio: float = 1.0  # audio input tokens (new-api's AudioRatio), relative to input
+    #: audio output tokens cost ``audio_ratio`` × this, relative to input (new-api's AudioCompletionRatio)
+    audio_completion_ratio: float = 1.0
     group_ratio: float = 1.0
     model_price: float | None = None  # fixed USD per call; replaces token pricing
     quota_per_unit: float = 500_000
@@ -69,11 +73,17 @@ def usage_quota(price: Price, usage: Usage | None) -> int:
     if usage is None or usage.total_tokens == 0:
         return 0
     base_input = max(0, usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens)
+    image_input = min(usage.image_tokens, base_input)  # part of the input, priced on its own
+    audio_input = min(usage.audio_tokens, base_input - image_input)  # the same for audio
+    audio_output = min(usage.output_audio_tokens, usage.output_tokens)  # part of the output, priced as new-api
     weighted = (
-        base_input
+        base_input - image_input - audio_input
+        + image_input * price.image_ratio
+        + audio_input * price.audio_ratio
         + usage.cache_read_tokens * price.cache_ratio
         + usage.cache_write_tokens * price.cache_write_ratio
-        + usage.output_tokens * price.completion_ratio
+        + (usage.output_tokens - audio_output) * price.completion_ratio
+        + audio_output * price.audio_ratio * price.audio_completion_ratio
     )
     # min(): an upstream's absurd usage
     quota = round(min(weighted * price.model_ratio * price.group_ratio * price.other_ratio, MAX_QUOTA))

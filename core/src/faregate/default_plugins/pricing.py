@@ -1,5 +1,6 @@
 """The default pricer: new-api's ratios from the options table (ModelRatio,
-CompletionRatio, CacheRatio, CreateCacheRatio, ModelPrice, GroupRatio)."""
+CompletionRatio, CacheRatio, CreateCacheRatio, ImageRatio, AudioRatio, AudioCompletionRatio, ModelPrice,
+GroupRatio)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ class OptionsPricer:
             completion_ratio=float(options.completion_ratio.get(model, 1.0)),
             cache_ratio=float(options.cache_ratio.get(model, 1.0)),
             cache_write_ratio=float(options.create_cache_ratio.get(model, 1.25)),
+            image_ratio=float(options.image_ratio.get(model, 1.0)),
+            audio_ratio=float(options.audio_ratio.get(model, 1.0)),
+            audio_completion_ratio=float(options.audio_completion_ratio.get(model, 1.0)),
             group_ratio=group_ratio,
             quota_per_unit=options.quota_per_unit,
         )

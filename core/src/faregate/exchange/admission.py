@@ -17,6 +17,7 @@ from faregate.multipart import Form, is_multipart, parse_form
 from faregate.principals import AuthRequest, Principal
 
 if TYPE_CHECKING:
+    from faregate.billing.ledger import Reservation
     from faregate.exchange.exchange import Exchange
 
 
@@ -59,12 +60,13 @@ async def read_json(ex: Exchange) -> tuple[bytes, dict[str, Any]]:
 
 async def read_form(ex: Exchange) -> Form:
     """A ``multipart/form-data`` body, read whole under the route's cap, then parsed
-    under the form's own limits (parts, text field size); 400 when it is not a form."""
+    under the form's own limits (parts, text field size); 400 when it is not a form.
+    The bytes as received are kept in ``ex.raw``, to forward unchanged when nothing changes."""
     content_type = ex.request.headers.get("content-type")
     if not is_multipart(content_type):
         raise bad_request("request body must be multipart/form-data", code="bad_request_body")
     assert content_type is not None
-    raw = await read_body(ex)
+    raw = ex.raw = await read_body(ex)
     if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
         return await asyncio.to_thread(parse_form, raw, content_type)  # parsing megabytes: off the loop
     return parse_form(raw, content_type)
@@ -117,10 +119,17 @@ async def admit(ex: Exchange) -> None:
         denial = await await_me_maybe(check.check(ex, estimate))
         if denial is not None:
             raise denial
+    ex.reservation = await reserve(ex, estimate)
+
+
+async def reserve(ex: Exchange, amount: int) -> Reservation:
+    """``amount`` reserved from the caller's user and key quota; 403 when either is short."""
+    principal = ex.principal
+    assert principal is not None, "authenticate before reserving"
     token = principal.token
     try:
-        ex.reservation = await gw.ledger.reserve(principal.user.id,
-                                                 None if token is None or token.unlimited else token.id, estimate)
+        return await ex.gateway.ledger.reserve(principal.user.id,
+                                               None if token is None or token.unlimited else token.id, amount)
     except InsufficientQuota as exc:
         if exc.kind == "token":
             raise GatewayError(403, "the API key's quota is not enough for this request",

@@ -11,7 +11,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
-from faregate.contracts import Provider, UpstreamRequest, UpstreamTarget
+from faregate.contracts import WEBSOCKET, Provider, UpstreamRequest, UpstreamTarget
 from faregate.db import models as m
 from faregate.errors import GatewayError, model_not_found, shield
 from faregate.exchange.routing import map_model, select_channel
@@ -49,10 +49,13 @@ class Operation(Protocol):
         ...
 
     def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
+        """The attempt's upstream request; method ``WEBSOCKET`` opens a WebSocket instead
+        (``ws://`` / ``wss://`` URL), whose success is a 101 with the connection on
+        ``resp.websocket`` (a :class:`~faregate.upstream.WebSocketHandshake`)."""
         ...
 
     async def finish(self, ex: Exchange, provider: Provider, resp: UpstreamResponse, passthrough: bool) -> Outcome:
-        """Turn the upstream's 200 into the client's outcome (settling the exchange, now
+        """Turn the upstream's 200 (101) into the client's outcome (settling the exchange, now
         or when a stream ends); raise :class:`AttemptFailed` to try another channel."""
         ...
 
@@ -84,15 +87,29 @@ async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
             ex.restart_attempt(original_body, original_raw)
         for rewriter in gw.request_rewriters:
             await await_me_maybe(rewriter.rewrite(ex))
-        target = await upstream_target(channel, provider, ex.upstream_model, stream=summary.stream,
-                                       client_headers=ex.request.headers)
-        ex.secrets = (*channel.keys, target.key)
-        passthrough = provider.native_format == ex.format.name and not channel.setting.get("force_convert")
-        upstream_req = op.build(ex, provider, target, passthrough)
+        try:
+            target = await upstream_target(channel, provider, ex.upstream_model, stream=summary.stream,
+                                           client_headers=ex.request.headers)
+            ex.secrets = (*channel.keys, target.key)
+            passthrough = provider.native_format == ex.format.name and not channel.setting.get("force_convert")
+            upstream_req = op.build(ex, provider, target, passthrough)
+        except GatewayError as refused:
+            if not (refused.code or "").startswith("channel:"):
+                raise  # the request's own problem: no other channel would take it either
+            # the channel's configuration (a malformed key …): the operator's to fix, another may serve
+            log.warning("channel %s cannot be called: %s", channel.id, refused.message)
+            excluded.add(channel.id)
+            last_error = refused
+            continue
         apply_header_override(upstream_req, channel.header_override, target.key)
         sent = time.perf_counter()
+        # a WEBSOCKET request (a realtime session) is an upgrade: 101 is its success
+        websocket = upstream_req.method == WEBSOCKET
         try:
-            resp = await gw.upstream.send(upstream_req, stream=summary.stream)
+            if websocket:
+                resp: UpstreamResponse = await gw.upstream.websocket(upstream_req)
+            else:
+                resp = await gw.upstream.send(upstream_req, stream=summary.stream)
         except UpstreamTransportError as exc:
             ex.upstream_seconds += time.perf_counter() - sent
             log.warning("channel %s: request failed: %s", channel.id, exc)
@@ -102,7 +119,7 @@ async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
             continue
         ex.answer_at = time.perf_counter()
         ex.upstream_seconds += ex.answer_at - sent
-        if resp.status_code != 200:
+        if resp.status_code != (101 if websocket else 200):
             err = await upstream_error(ex, provider, resp, channel)
             ex.upstream_seconds += time.perf_counter() - ex.answer_at
             ex.answer_at = 0.0

@@ -148,7 +148,8 @@ class Exchange:
         return await admission.read_json(self)
 
     async def read_form(self) -> Form:
-        """A ``multipart/form-data`` body (audio uploads, image edits), parsed under limits."""
+        """A ``multipart/form-data`` body (audio uploads, image edits), parsed under limits;
+        the bytes as received stay in :attr:`raw`."""
         return await admission.read_form(self)
 
     def begin(self, summary: RequestSummary, body: dict[str, Any], raw: bytes) -> None:
@@ -172,12 +173,22 @@ class Exchange:
     # ---- settlement -------------------------------------------------------------------
     def settle(self, usage: Usage | None, *, end_reason: str, output_chars: int = 0,
                first_token_ms: int | None = None, estimated: bool = False,
-               other_ratios: Mapping[str, float] | None = None) -> None:
+               other_ratios: Mapping[str, float] | None = None, reservation: Reservation | None = None,
+               details: Mapping[str, Any] | None = None) -> None:
+        """Charge ``usage`` against the exchange's reservation, or against a session's
+        ``reservation`` (one of :meth:`reserve`'s: then the session reports itself with
+        :meth:`finish` when it ends)."""
         settlement.settle(self, usage, end_reason=end_reason, output_chars=output_chars,
-                          first_token_ms=first_token_ms, estimated=estimated, other_ratios=other_ratios)
+                          first_token_ms=first_token_ms, estimated=estimated, other_ratios=other_ratios,
+                          reservation=reservation, details=details)
 
-    def fail(self, err: GatewayError) -> None:
-        settlement.refund(self, err)
+    def fail(self, err: GatewayError, reservation: Reservation | None = None) -> None:
+        settlement.refund(self, err, reservation)
+
+    async def reserve(self, amount: int) -> Reservation:
+        """Another reservation for the same caller, after :meth:`admit` (a session's next
+        response): 403 when the user's or the key's quota cannot cover ``amount``."""
+        return await admission.reserve(self, amount)
 
     def finish(self, status: int, end_reason: str, usage: Usage | None = None, quota: int = 0) -> None:
         """Report how the exchange ended, once (settlement calls this; the edge for

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 import weakref
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING
 
 from faregate.canonical import ReasoningDelta, StreamError, TextDelta, ToolCallDelta, Usage, UsageEvent
@@ -60,6 +60,10 @@ class StreamReader:
     @property
     def output_chars(self) -> int:
         return self.filt.output_chars if self.filt is not None else self._chars
+
+    @property
+    def other_ratios(self) -> Mapping[str, float] | None:
+        return self.filt.other_ratios if self.filt is not None else None
 
     def trailer(self) -> bytes:
         return self.filt.trailer() if self.filt is not None else b""
@@ -111,14 +115,18 @@ class OpenedStream:
         self.first_token_ms = first_token_ms
 
 
-async def open_stream(ex: Exchange, provider: Provider, resp: UpstreamResponse, passthrough: bool) -> OpenedStream:
+async def open_stream(ex: Exchange, provider: Provider, resp: UpstreamResponse, passthrough: bool,
+                      filt: PassthroughStream | None = None) -> OpenedStream:
     """Read until the stream has bytes for the client (or is complete). A stream that
     closes, stalls past ``first_byte_timeout`` or is malformed before that raises
-    :class:`AttemptFailed`: nothing reached the client yet, so another channel may answer."""
+    :class:`AttemptFailed`: nothing reached the client yet, so another channel may answer.
+    ``filt``: the pass-through reader when it is not the provider's own (a native endpoint's)."""
     summary = ex.summary
     assert summary is not None
-    if passthrough:
-        reader = StreamReader(provider.passthrough_stream(summary), None, provider.stream_framing)
+    if filt is None and passthrough:
+        filt = provider.passthrough_stream(summary)
+    if filt is not None:
+        reader = StreamReader(filt, None, filt.framing or provider.stream_framing)
     else:
         reader = StreamReader(None, provider.stream_parser(), provider.stream_framing)
     # same format too: in-band errors come from the client's format
@@ -165,7 +173,7 @@ def stream_answer(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream) ->
             asyncio.get_running_loop()
         except RuntimeError:  # dropped outside the loop (interpreter exit): bill what was seen
             ex.settle(opened.reader.usage, end_reason="client_gone", output_chars=opened.reader.output_chars,
-                      first_token_ms=opened.first_token_ms)
+                      first_token_ms=opened.first_token_ms, other_ratios=opened.reader.other_ratios)
             return
         end_stream(ex, resp, opened.reader, opened.first_token_ms, end_reason="client_gone", drain_rest=True)
 
@@ -184,7 +192,8 @@ def end_stream(ex: Exchange, resp: UpstreamResponse, reader: StreamReader, first
     if drain_rest and gw.settings.client_gone_drain_seconds > 0:
         gw.spawn(drain(ex, resp, reader, first_token_ms))
         return
-    ex.settle(reader.usage, end_reason=end_reason, output_chars=reader.output_chars, first_token_ms=first_token_ms)
+    ex.settle(reader.usage, end_reason=end_reason, output_chars=reader.output_chars, first_token_ms=first_token_ms,
+              other_ratios=reader.other_ratios)
     gw.spawn(resp.aclose())
 
 
@@ -255,5 +264,5 @@ async def drain(ex: Exchange, resp: UpstreamResponse, reader: StreamReader, firs
         pass
     finally:
         ex.settle(reader.usage, end_reason="client_gone", output_chars=reader.output_chars,
-                  first_token_ms=first_token_ms)
+                  first_token_ms=first_token_ms, other_ratios=reader.other_ratios)
         await resp.aclose()

@@ -40,6 +40,16 @@ DEFAULT_MODEL_RATIO: dict[str, float] = {
     "text-moderation-stable": 0.1,
     "text-moderation-latest": 0.1,
     "omni-moderation-latest": 0.1,
+    # images priced by token (new-api's): $5 / 1M text input; output and image input below
+    "gpt-image-1": 2.5,
+    # speech: one input token per character (new-api's tts-1 and tts-1-hd: $15 and $30 / 1M
+    # characters); gpt-4o-mini-tts: $0.60 / 1M text in, audio out at its completion ratio
+    "tts-1": 7.5,
+    "tts-1-hd": 15.0,
+    "gpt-4o-mini-tts": 0.3,
+    # transcription by token: text in ($2.50, $1.25 / 1M), audio in at AudioRatio below
+    "gpt-4o-transcribe": 1.25,
+    "gpt-4o-mini-transcribe": 0.625,
 }
 DEFAULT_COMPLETION_RATIO: dict[str, float] = {
     "gpt-4o": 4.0,
@@ -52,7 +62,23 @@ DEFAULT_COMPLETION_RATIO: dict[str, float] = {
     "claude-sonnet-4-5": 5.0,
     "claude-3-5-haiku-latest": 5.0,
     "gemini-2.5-flash": 8.33,
+    "gpt-image-1": 8.0,  # $40 / 1M image output tokens
+    "gpt-4o-mini-tts": 20.0,  # $12 / 1M audio output tokens
+    "gpt-4o-transcribe": 4.0,  # $10 / 1M text output tokens
+    "gpt-4o-mini-transcribe": 4.0,  # $5 / 1M
 }
+# image input tokens as a multiple of the input price (new-api's ImageRatio): $10 / 1M
+DEFAULT_IMAGE_RATIO: dict[str, float] = {"gpt-image-1": 2.0}
+# audio input tokens as a multiple of the input price (new-api's AudioRatio): $6, $3 / 1M
+DEFAULT_AUDIO_RATIO: dict[str, float] = {"gpt-4o-transcribe": 2.4, "gpt-4o-mini-transcribe": 2.4}
+# audio output tokens as a multiple of the audio input price (new-api's AudioCompletionRatio):
+# OpenAI's realtime models charge twice their audio input for audio output
+DEFAULT_AUDIO_COMPLETION_RATIO: dict[str, float] = dict.fromkeys(
+    ("gpt-realtime", "gpt-realtime-mini", "gpt-4o-realtime", "gpt-4o-mini-realtime", "gpt-4o-realtime-preview",
+     "gpt-4o-mini-realtime-preview"), 2.0)
+# fixed USD per call (new-api's ModelPrice defaults), times the request's other ratios (an
+# image's count, size and quality): dall-e-3 standard 1024x1024
+DEFAULT_MODEL_PRICE: dict[str, float] = {"dall-e-3": 0.04, "whisper-1": 0.006}  # whisper-1: per minute of audio
 
 # new-api's ShouldDisableChannel: codes and types that say the upstream key is dead
 DISABLE_CODES = frozenset({"invalid_api_key", "account_deactivated", "billing_not_active", "Arrearage"})
@@ -127,12 +153,22 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                specs.ratio_map()),
     OptionSpec("CompletionRatio", _json(DEFAULT_COMPLETION_RATIO),
                "Output token price as a multiple of the input price, per model.", specs.ratio_map()),
-    OptionSpec("ModelPrice", "{}", "Fixed price per call in US dollars, per model (instead of ratios).",
-               specs.ratio_map(1e4)),
+    OptionSpec("ModelPrice", _json(DEFAULT_MODEL_PRICE),
+               "Fixed price per call in US dollars, per model (instead of ratios; merged over the built-in "
+               "table); audio transcriptions and translations: per minute of audio.", specs.ratio_map(1e4)),
     OptionSpec("CacheRatio", "{}", "Price of cache-read input tokens as a multiple of input, per model.",
                specs.ratio_map()),
     OptionSpec("CreateCacheRatio", "{}", "Price of cache-write input tokens as a multiple of input, per model.",
                specs.ratio_map()),
+    OptionSpec("ImageRatio", _json(DEFAULT_IMAGE_RATIO),
+               "Price of image input tokens as a multiple of input, per model (merged over the built-in table).",
+               specs.ratio_map()),
+    OptionSpec("AudioRatio", _json(DEFAULT_AUDIO_RATIO),
+               "Price of audio input tokens as a multiple of input, per model (merged over the built-in table).",
+               specs.ratio_map()),
+    OptionSpec("AudioCompletionRatio", _json(DEFAULT_AUDIO_COMPLETION_RATIO),
+               "Price of audio output tokens as a multiple of the audio input price (AudioRatio), per model "
+               "(merged over the built-in table).", specs.ratio_map()),
     OptionSpec("GroupRatio", '{"default": 1, "vip": 1, "svip": 1}', "Price multiplier per user group (0: free).",
                specs.ratio_map()),
     OptionSpec("UserUsableGroups", '{"default": "default"}',
@@ -210,9 +246,13 @@ class Options:
         self.retry_times: int = v["RetryTimes"]
         self.model_ratio: dict[str, float] = {**DEFAULT_MODEL_RATIO, **v["ModelRatio"]}
         self.completion_ratio: dict[str, float] = {**DEFAULT_COMPLETION_RATIO, **v["CompletionRatio"]}
-        self.model_price: dict[str, float] = v["ModelPrice"]
+        self.model_price: dict[str, float] = {**DEFAULT_MODEL_PRICE, **v["ModelPrice"]}
         self.cache_ratio: dict[str, float] = v["CacheRatio"]
         self.create_cache_ratio: dict[str, float] = v["CreateCacheRatio"]
+        self.image_ratio: dict[str, float] = {**DEFAULT_IMAGE_RATIO, **v["ImageRatio"]}
+        self.audio_ratio: dict[str, float] = {**DEFAULT_AUDIO_RATIO, **v["AudioRatio"]}
+        self.audio_completion_ratio: dict[str, float] = {**DEFAULT_AUDIO_COMPLETION_RATIO,
+                                                         **v["AudioCompletionRatio"]}
         self.group_ratio: dict[str, float] = v["GroupRatio"]
         self.user_usable_groups: dict[str, str] = v["UserUsableGroups"]
         self.pre_consumed_quota: int = v["PreConsumedQuota"]

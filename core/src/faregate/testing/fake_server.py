@@ -200,10 +200,14 @@ class Response:
     ``stream_cut`` and ``stall`` kinds.
     """
 
-    __slots__ = ("chunked", "fault", "keep_alive", "request", "request_id", "writer")
+    __slots__ = ("chunked", "fault", "keep_alive", "reader", "request", "request_id", "writer")
 
-    def __init__(self, writer: asyncio.StreamWriter, request: Request, request_id: bytes | None) -> None:
+    def __init__(self, writer: asyncio.StreamWriter, request: Request, request_id: bytes | None,
+                 reader: asyncio.StreamReader | None = None) -> None:
         self.writer = writer
+        #: the connection's reader: what a WebSocket upgrade reads its frames from
+        #: (:mod:`faregate.testing.fake_websocket`)
+        self.reader = reader
         self.request = request
         self.keep_alive = request.keep_alive
         self.chunked = False
@@ -553,7 +557,7 @@ class FakeServer:
                     break
                 if request is None:
                     break
-                if not await self._respond(request, writer):
+                if not await self._respond(request, writer, reader):
                     break
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError):
@@ -578,14 +582,15 @@ class FakeServer:
         requests.append({"method": request.method, "path": request.path, "query": request.query,
                          "headers": request.headers, "json": request.json, "body": request.body})
 
-    async def _respond(self, request: Request, writer: asyncio.StreamWriter) -> bool:
+    async def _respond(self, request: Request, writer: asyncio.StreamWriter,
+                       reader: asyncio.StreamReader | None = None) -> bool:
         """Answer one request; False when the connection must close."""
         self._record(request)
         number = request.number = next(self._numbers)
         request_id = None
         if self.request_id_header is not None:
             request_id = b"%b: req_%b%012d\r\n" % (self.request_id_header, self.id_prefix.encode(), number)
-        response = Response(writer, request, request_id)
+        response = Response(writer, request, request_id, reader)
         try:
             response.fault = self._select_fault(request.headers)
         except ValueError as exc:

@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from faregate.api import EndpointDriver, InboundFormat, Provider, hookimpl
-from faregate_adapter_openai import dashboard, endpoints, not_implemented
+from faregate.api import EndpointDriver, InboundFormat, Pricer, Provider, Services, hookimpl
+from faregate_adapter_openai import alpha_search, audio, dashboard, endpoints, images, not_implemented
+from faregate_adapter_openai.codex import CodexProvider
+from faregate_adapter_openai.completions import CompletionsDriver
 from faregate_adapter_openai.format import OpenAIChatFormat
+from faregate_adapter_openai.jina import JinaProvider
 from faregate_adapter_openai.provider import OpenAICompatibleProvider, OpenAIProvider
+from faregate_adapter_openai.rerank import RerankDriver
+from faregate_adapter_openai.responses_api.compact import CompactDriver, CompactPricer
+from faregate_adapter_openai.responses_api.driver import ResponsesDriver
+from faregate_adapter_openai.responses_api.format import OpenAIResponsesFormat
 
 __all__ = ["OpenAIChatFormat", "OpenAICompatibleProvider", "OpenAIProvider"]
 
@@ -16,11 +23,14 @@ __all__ = ["OpenAIChatFormat", "OpenAICompatibleProvider", "OpenAIProvider"]
 @hookimpl
 def register_formats(register: Callable[[InboundFormat], None]) -> None:
     register(OpenAIChatFormat())
+    register(OpenAIResponsesFormat())
 
 
 @hookimpl
 def register_providers(register: Callable[[Provider], None]) -> None:
     register(OpenAIProvider())
+    register(CodexProvider())
+    register(JinaProvider())
 
 
 @hookimpl
@@ -28,5 +38,19 @@ def register_endpoint_drivers(register: Callable[[EndpointDriver], None]) -> Non
     for driver in endpoints.drivers():
         register(driver)
     register(not_implemented.NotImplementedDriver())
+    for image_driver in images.drivers():
+        register(image_driver)
+    register(alpha_search.driver())
+    for audio_driver in audio.drivers():
+        register(audio_driver)
+    register(CompletionsDriver())
+    register(RerankDriver())
+    register(ResponsesDriver())
+    register(CompactDriver())
     for billing in dashboard.drivers():
         register(billing)
+
+
+@hookimpl
+def register_pricers(register: Callable[[Pricer], None], services: Services) -> None:
+    register(CompactPricer(services))  # the *-openai-compact wildcard prices of /v1/responses/compact

@@ -38,6 +38,9 @@ MAX_INPUTS = 2048
 MAX_DIMENSIONS = 65_536
 MAX_TOKEN_ID = 2**31 - 1
 ENCODINGS = ("float", "base64")
+#: the list an answer of each endpoint carries (checked before it is passed on); an endpoint
+#: not named here answers an opaque JSON object
+ANSWER_LISTS = {EMBEDDINGS: "data", MODERATIONS: "results"}
 
 
 @runtime_checkable
@@ -126,13 +129,13 @@ def summarize_moderation(body: dict[str, Any], request: InboundRequest) -> Reque
 
 def read_usage(body: bytes, endpoint: str) -> Usage | None:
     """``usage`` of the answer; :class:`AttemptFailed` when the body is not an answer of
-    ``endpoint`` (a list of embeddings, a list of moderation results)."""
+    ``endpoint`` (a JSON object; with a list of embeddings, of moderation results)."""
     try:
         obj = json_loads(body)
     except ValueError:
         obj = None
-    field = "data" if endpoint == EMBEDDINGS else "results"
-    if not isinstance(obj, dict) or not isinstance(obj.get(field), list):
+    field = ANSWER_LISTS.get(endpoint)
+    if not isinstance(obj, dict) or (field is not None and not isinstance(obj.get(field), list)):
         raise AttemptFailed(GatewayError(502, f"upstream sent a malformed {endpoint} response",
                                          code="bad_response_body", upstream=True))
     usage = obj.get("usage")

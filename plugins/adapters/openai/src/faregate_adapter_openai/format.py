@@ -23,7 +23,18 @@ from faregate.api import (
     estimator,
     json_dumps,
 )
-from faregate_adapter_openai import dashboard, errors, not_implemented, requests, responses, streams
+from faregate_adapter_openai import (
+    audio,
+    dashboard,
+    errors,
+    images,
+    media_tokens,
+    not_implemented,
+    requests,
+    rerank,
+    responses,
+    streams,
+)
 
 FORMAT_NAME = "openai.chat"
 
@@ -43,7 +54,9 @@ NUMBERS = {
 
 
 def prompt_tokens(body: dict[str, Any]) -> int:
-    """The shared estimate of a chat request's input: message text, images, tools."""
+    """The shared estimate of a chat request's input: message text, images and audio (by
+    OpenAI's rules, from their headers: :mod:`.media_tokens`), tools. Text is counted by the
+    estimator: its rule, or the model's exact tokenizer where the core puts one in force."""
     total = 0
     for msg in body.get("messages") or ():
         if not isinstance(msg, dict):
@@ -57,7 +70,14 @@ def prompt_tokens(body: dict[str, Any]) -> int:
                 if not isinstance(part, dict):
                     continue
                 text = part.get("text")
-                total += estimator.text(text) if isinstance(text, str) else estimator.IMAGE_TOKENS
+                if isinstance(text, str):
+                    total += estimator.text(text)
+                elif part.get("type") == "image_url":
+                    total += media_tokens.image_tokens(part.get("image_url"))
+                elif part.get("type") == "input_audio":
+                    total += media_tokens.audio_tokens(part.get("input_audio"))
+                else:  # files …: a flat allowance, the upstream bills the truth
+                    total += estimator.IMAGE_TOKENS
         for call in msg.get("tool_calls") or ():
             if isinstance(call, dict) and isinstance(call.get("function"), dict):
                 total += estimator.json(call["function"])
@@ -76,6 +96,11 @@ class OpenAIChatFormat(InboundFormat):
                 # new-api's engines path: the model in the path, not the body
                 Route("POST", "/v1/engines/{model}/embeddings", kind="embeddings"),
                 Route("POST", "/v1/moderations", kind="moderations"),
+                Route("POST", "/v1/completions", kind="completions"),
+                Route("POST", "/v1/rerank", kind="rerank", max_body_mb=rerank.MAX_BODY_MB),
+                Route("POST", "/v1/alpha/search", kind="alpha_search", max_body_mb=1),
+                *images.ROUTES,
+                *audio.ROUTES,
                 *not_implemented.ROUTES,
                 *dashboard.ROUTES]
 

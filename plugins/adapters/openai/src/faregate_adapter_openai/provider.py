@@ -41,10 +41,15 @@ OPENAI_COMPATIBLE_TYPES = (1, 6, 7, 8, 9, 10, 12, 13, 19, 20, 21, 22, 25, 31, 40
 NARROWER_TYPES: dict[int, frozenset[str]] = {
     25: frozenset({"chat"}),  # Moonshot
     31: frozenset({"chat"}),  # 01.AI
-    40: frozenset({"chat", "embeddings"}),  # SiliconFlow
-    43: frozenset({"chat"}),  # DeepSeek
-    47: frozenset({"chat", "embeddings"}),  # Xinference
-    48: frozenset({"chat"}),  # xAI
+    40: frozenset({"chat", "embeddings", "rerank", "audio_transcriptions", "audio_speech"}),  # SiliconFlow
+    43: frozenset({"chat", "completions"}),  # DeepSeek (completions: its FIM beta)
+    47: frozenset({"chat", "embeddings", "audio_transcriptions", "audio_translations", "audio_speech"}),  # Xinference
+    # xAI (images: generations; its edits take another JSON shape); it serves the Responses API itself
+    48: frozenset({"chat", "images", "responses"}),
+}
+#: where a vendor serves a JSON endpoint elsewhere than OpenAI does, by channel type
+TYPE_PATHS: dict[int, dict[str, str]] = {
+    43: {"completions": "/beta/completions"},  # DeepSeek's FIM completions, as new-api calls them
 }
 
 
@@ -85,7 +90,12 @@ class OpenAIPassthrough(PassthroughStream):
         choices = chunk.get("choices")
         if choices:
             for choice in choices:
-                delta = choice.get("delta") or {}
+                delta = choice.get("delta")
+                if delta is None:  # a legacy completion's chunk (``text_completion``)
+                    text = choice.get("text")
+                    if isinstance(text, str):
+                        self.output_chars += len(text)
+                    continue
                 for key in ("content", "reasoning_content"):
                     value = delta.get(key)
                     if isinstance(value, str):
@@ -105,9 +115,17 @@ class OpenAICompatibleProvider(HttpJsonProvider):
     ``channel_types`` and ``default_base_url``."""
 
     native_format = FORMAT_NAME
-    endpoints = frozenset({"chat", "embeddings", "moderations"})
-    #: where each JSON endpoint's requests go, under the channel's base URL
-    json_paths: ClassVar[dict[str, str]] = {"embeddings": "/v1/embeddings", "moderations": "/v1/moderations"}
+    endpoints = frozenset({"chat", "embeddings", "moderations", "completions", "rerank", "images", "image_edits",
+                           "responses", "responses_compact",
+                           "audio_transcriptions", "audio_translations", "audio_speech"})
+    #: where each JSON endpoint's requests go, under the channel's base URL (see also TYPE_PATHS)
+    json_paths: ClassVar[dict[str, str]] = {"embeddings": "/v1/embeddings", "moderations": "/v1/moderations",
+                                            "completions": "/v1/completions", "rerank": "/v1/rerank",
+                                            "images": "/v1/images/generations", "image_edits": "/v1/images/edits",
+                                            "responses": "/v1/responses", "responses_compact": "/v1/responses/compact",
+                                            "audio_transcriptions": "/v1/audio/transcriptions",
+                                            "audio_translations": "/v1/audio/translations",
+                                            "audio_speech": "/v1/audio/speech"}
     #: the body field of the output bound in converted requests; OpenAI's current one,
     #: a vendor that only knows the deprecated ``max_tokens`` overrides it
     max_tokens_field: ClassVar[str] = "max_completion_tokens"
@@ -139,7 +157,14 @@ class OpenAICompatibleProvider(HttpJsonProvider):
         """``raw`` as the client sent it (``b""``: encode ``body``, whose model changed)."""
         payload = raw or json_dumps(body)
         headers = {"Content-Type": "application/json", **self.auth_headers(target)}
-        return UpstreamRequest("POST", self.url(target, self.json_paths[endpoint]), headers, payload)
+        path = TYPE_PATHS.get(target.channel_type, {}).get(endpoint) or self.json_paths[endpoint]
+        return UpstreamRequest("POST", self.url(target, path), headers, payload)
+
+    def build_form(self, endpoint: str, payload: bytes, content_type: str, target: UpstreamTarget) -> UpstreamRequest:
+        """A ``multipart/form-data`` ``payload`` (``content_type`` carries its boundary)."""
+        headers = {"Content-Type": content_type, **self.auth_headers(target)}
+        path = TYPE_PATHS.get(target.channel_type, {}).get(endpoint) or self.json_paths[endpoint]
+        return UpstreamRequest("POST", self.url(target, path), headers, payload)
 
     def read_response(self, obj: Any) -> ChatResponse:
         return responses.parse_response(obj)

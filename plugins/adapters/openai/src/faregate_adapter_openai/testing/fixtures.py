@@ -6,6 +6,8 @@ core's and any plugin's that needs an OpenAI upstream:
   request schema and fails the test at teardown when one violated it (what the gateway
   sends upstream is part of what a test checks); a test that sends invalid bodies on
   purpose opts out with ``@pytest.mark.allow_upstream_violations``.
+* ``fake_jina`` — a :class:`~faregate_adapter_openai.testing.jina.FakeJina` (rerank and
+  embeddings), validating requests against Jina's documented shape the same way.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 import pytest_asyncio
 
 from faregate.testing.fake_server import assert_no_violations
+from faregate_adapter_openai.testing.jina import FakeJina
 from faregate_adapter_openai.testing.server import FakeOpenAI
 
 
@@ -24,3 +27,12 @@ async def fake_openai(request: pytest.FixtureRequest) -> AsyncIterator[FakeOpenA
     async with FakeOpenAI() as fake:
         yield fake
     assert_no_violations(fake, request.node, "OpenAI")
+
+
+@pytest_asyncio.fixture
+async def fake_jina(request: pytest.FixtureRequest) -> AsyncIterator[FakeJina]:
+    """A :class:`~faregate_adapter_openai.testing.jina.FakeJina` (rerank, embeddings) on a
+    loopback port, any key; fails the test when a request broke Jina's documented shape."""
+    async with FakeJina() as fake:
+        yield fake
+    assert_no_violations(fake, request.node, "Jina")

@@ -16,7 +16,8 @@ Usage::
         fake.fail_next(500, "boom")  # the same, with a message
         ...
 
-Routes: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /v1/models/{id}``, and the
+Routes: ``POST /v1/chat/completions``, ``POST /v1/responses`` and ``/v1/responses/compact``
+(see :mod:`faregate_adapter_openai.testing.responses`), ``GET /v1/models``, ``GET /v1/models/{id}``, and the
 legacy billing pair new-api reads balances from: ``GET /v1/dashboard/billing/subscription``
 (:attr:`FakeOpenAI.hard_limit_usd`, :attr:`FakeOpenAI.has_payment_method`) and ``GET
 /v1/dashboard/billing/usage?start_date=YYYY-MM-DD&end_date=YYYY-MM-DD`` (at most 100 days;
@@ -49,6 +50,7 @@ import orjson
 
 from faregate.testing import fake_server
 from faregate.testing.fake_server import FakeServer, Request, Response
+from faregate_adapter_openai.testing import alpha_search, audio, completions, images
 from faregate_adapter_openai.testing.chat import (
     ChatInputError,
     completion_body,
@@ -59,6 +61,7 @@ from faregate_adapter_openai.testing.chat import (
 from faregate_adapter_openai.testing.embeddings import embeddings_body
 from faregate_adapter_openai.testing.errors import auth_error_message, error_body, html_page
 from faregate_adapter_openai.testing.moderations import moderations_body
+from faregate_adapter_openai.testing.responses import compact_body, read_responses, response_body, response_frames
 
 __all__ = ["DEFAULT_MODELS", "FAULT_KINDS", "FakeOpenAI", "Fault"]
 
@@ -68,7 +71,9 @@ MALFORMED_JSON = b'{"id": "x", "choices": ['
 MODEL_CREATED = 1715367049
 #: the request bodies validated against the spec, by path: the schema component of each
 SCHEMA_CHECKED = {"/v1/chat/completions": "CreateChatCompletionRequest", "/v1/embeddings": "CreateEmbeddingRequest",
-                  "/v1/moderations": "CreateModerationRequest"}
+                  "/v1/moderations": "CreateModerationRequest", "/v1/completions": "CreateCompletionRequest",
+                  images.GENERATIONS_PATH: "CreateImageRequest"}  # edits: multipart or JSON, images.edit_problem
+SCHEMA_CHECKED.update({"/v1/responses": "CreateResponse", "/v1/responses/compact": "CompactResponseMethodPublicBody"})
 
 
 class Fault(fake_server.Fault):
@@ -103,7 +108,16 @@ class FakeOpenAI(FakeServer):
             "/v1/chat/completions": self._chat,
             "/v1/embeddings": self._embeddings,
             "/v1/moderations": self._moderations,
+            "/v1/completions": self._completions,
+            alpha_search.PATH: self._alpha_search,
+            images.GENERATIONS_PATH: self._images,
+            images.EDITS_PATH: self._images,
+            "/v1/responses": self._responses,
+            "/v1/responses/compact": self._compact,
         }
+        #: the audio endpoints (:mod:`.audio`) and what a test may change about their answers
+        self.post_routes.update(dict.fromkeys(audio.PATHS, self._audio))
+        self.audio = audio.AudioKnobs()
 
     @property
     def api_key(self) -> str | None:
@@ -118,6 +132,12 @@ class FakeOpenAI(FakeServer):
         return error_body(status, message)
 
     def schema_problem(self, request: Request) -> str | None:
+        if request.method == "POST" and request.path in audio.PATHS:  # multipart forms as OpenAI reads them
+            return audio.problem(request)
+        if request.method == "POST" and request.path == alpha_search.PATH:  # no OpenAPI document: Codex's fields
+            return alpha_search.problem(request.json)
+        if request.method == "POST" and request.path == images.EDITS_PATH:  # its schema depends on the body's type
+            return images.edit_problem(request)
         if request.method != "POST" or request.path not in SCHEMA_CHECKED:
             return None
         from faregate_adapter_openai.testing.schema import request_errors  # needs faregate[testing]
@@ -187,9 +207,37 @@ class FakeOpenAI(FakeServer):
         if not self._schema_refused(request, response):
             await response.reply(200, embeddings_body(request.json))
 
+    async def _images(self, request: Request, response: Response) -> None:
+        if not self._schema_refused(request, response):
+            await images.answer(request, response)
+
+    async def _alpha_search(self, request: Request, response: Response) -> None:
+        if not self._schema_refused(request, response):
+            alpha_search.answer(request, response)
+
     async def _moderations(self, request: Request, response: Response) -> None:
         if not self._schema_refused(request, response):
             await response.reply(200, moderations_body(request.json, request.number))
+
+    async def _completions(self, request: Request, response: Response) -> None:
+        """Legacy text completions (:mod:`.completions`); ``malformed_chunk`` acts on its streams."""
+        if self._schema_refused(request, response):
+            return
+        refused = completions.completion_problem(request.json)
+        if refused is not None:
+            return response.send(400, refused)
+        answer = completions.read_completion(request.json, request.number, self.id_prefix)
+        if request.json.get("stream") is not True:
+            return await response.reply(200, completions.completion_body(answer))
+        options = request.json.get("stream_options")
+        include_usage = isinstance(options, dict) and options.get("include_usage") is True
+        frames = completions.completion_frames(answer, include_usage)
+        fault = response.fault
+        if fault is not None and fault.kind == "malformed_chunk":
+            k = max(0, min(fault.after_chunks, len(frames) - 1))
+            frames = [*frames[:k], b"data: " + (fault.body or MALFORMED_JSON) + b"\n\n", frames[-1]]
+            return await response.stream(frames, pause=(k, fault.delay) if fault.delay else None)
+        await response.stream(frames)
 
     def _schema_refused(self, request: Request, response: Response) -> bool:
         violation = self.check_request(request)
@@ -219,3 +267,33 @@ class FakeOpenAI(FakeServer):
             if fault.delay:  # the client sees the first chunks before the bad one
                 return await response.stream(frames, pause=(k, fault.delay))
         await response.stream(frames)
+
+    async def _responses(self, request: Request, response: Response) -> None:
+        violation = self.check_request(request)
+        try:  # OpenAI's own messages for the mistakes it names, then the schema's
+            answer = read_responses(request.json, request.number, self.id_prefix)
+        except ChatInputError as exc:
+            return response.send(400, exc.body)
+        if violation is not None:
+            return response.send(400, error_body(400, f"Invalid request: {violation}",
+                                                 type="invalid_request_error", code="invalid_request_schema"))
+        if not answer.stream:
+            return await response.reply(200, response_body(answer))
+        frames = response_frames(answer)
+        fault = response.fault
+        if fault is not None and fault.kind == "malformed_chunk":  # its body may be an ``error`` event's data
+            k = max(0, min(fault.after_chunks, len(frames) - 1))
+            frames = [*frames[:k], b"data: " + (fault.body or MALFORMED_JSON) + b"\n\n", frames[-1]]
+        await response.stream(frames)
+
+    async def _audio(self, request: Request, response: Response) -> None:
+        await audio.answer(self, request, response)
+
+    async def _compact(self, request: Request, response: Response) -> None:
+        if self._schema_refused(request, response):
+            return
+        try:
+            body = compact_body(request.json, request.number, self.id_prefix)
+        except ChatInputError as exc:
+            return response.send(400, exc.body)
+        await response.reply(200, body)

@@ -1,0 +1,55 @@
+"""The inbound format ``openai.responses``: OpenAI SDK clients' ``client.responses.create``
+(``POST /v1/responses``) and ``client.responses.compact`` (``POST /v1/responses/compact``).
+Errors are OpenAI's (``{"error": {...}}``; in a stream, an ``error`` event)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from faregate.api import (
+    ChatRequest,
+    ChatResponse,
+    GatewayError,
+    InboundFormat,
+    InboundRequest,
+    RequestSummary,
+    Route,
+    StreamEncoder,
+    json_dumps,
+)
+from faregate_adapter_openai import errors
+from faregate_adapter_openai.responses_api import render, requests
+from faregate_adapter_openai.responses_api.compact import COMPACT
+from faregate_adapter_openai.responses_api.native import RESPONSES
+from faregate_adapter_openai.responses_api.stream import ResponsesStreamEncoder
+from faregate_adapter_openai.responses_api.summary import ResponsesSummary, summarize
+
+FORMAT_NAME = "openai.responses"
+
+
+class OpenAIResponsesFormat(InboundFormat):
+    name = FORMAT_NAME
+
+    def routes(self) -> list[Route]:
+        return [Route("POST", "/v1/responses", kind=RESPONSES),
+                Route("POST", "/v1/responses/compact", kind=COMPACT)]
+
+    def summarize(self, body: dict[str, Any], request: InboundRequest) -> RequestSummary:
+        return summarize(body)
+
+    def parse(self, body: dict[str, Any], summary: RequestSummary) -> ChatRequest:
+        return requests.parse_request(body, summary.model)
+
+    def render_response(self, response: ChatResponse, requested_model: str) -> dict[str, Any]:
+        return render.render_response(response, requested_model, {})
+
+    def render_reply(self, response: ChatResponse, summary: RequestSummary) -> dict[str, Any]:
+        params = summary.params if isinstance(summary, ResponsesSummary) else {}
+        return render.render_response(response, summary.model, params)
+
+    def stream_encoder(self, summary: RequestSummary, request_id: str) -> StreamEncoder:
+        return ResponsesStreamEncoder(summary, request_id)
+
+    def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
+        return err.status, json_dumps(errors.error_body(err, f"{err.message} (request id: {request_id})"))
+
