@@ -17,6 +17,7 @@ import pytest
 from faregate import jsonutil
 from faregate.db import models as m
 from faregate_adapter_openai.testing.chat import REPLY_PREFIX, TOOL_ARGUMENTS
+from faregate_adapter_openai.testing.completions import COMPLETION_PREFIX
 from faregate_adapter_openai.testing.embeddings import vector
 
 HERE = Path(__file__).parent
@@ -87,4 +88,42 @@ async def test_chat_embeddings_moderations_and_models(gateway: Any, key: str, fa
     await gateway.gateway.ledger.flush()
     rows = await m.Log.filter(type=m.LOG_CONSUME).order_by("id")
     assert [r.model_name for r in rows] == [CHAT_MODEL] * 3 + [EMBED_MODEL, MODERATION_MODEL]
+    assert all(r.quota > 0 for r in rows)
+
+
+async def test_completions_responses_images_and_audio(gateway: Any, admin: Any, fake_openai: Any) -> None:
+    models = {"completions": "gpt-3.5-turbo-instruct", "responses": CHAT_MODEL, "images": "dall-e-3",
+              "image_edit": "gpt-image-1", "transcription": "whisper-1", "speech": "tts-1"}
+    await admin.set_option("ModelRatio", {"gpt-3.5-turbo-instruct": 0.75, CHAT_MODEL: 0.075})
+    await admin.add_channel(base_url=fake_openai.base_url, models=",".join(sorted(set(models.values()))))
+    key: str = await admin.add_token(remain_quota=50_000_000)
+    results = await run_cases(gateway.base_url, key, [
+        ("completions", {"model": models["completions"]}), ("completions_stream", {"model": models["completions"]}),
+        ("responses", {"model": CHAT_MODEL}), ("responses_stream", {"model": CHAT_MODEL}),
+        ("images", {"model": models["images"]}), ("image_edit", {"model": models["image_edit"]}),
+        ("transcription", {"model": models["transcription"]}), ("speech", {"model": models["speech"]}),
+    ])
+    completion = ok(results, "completions")
+    assert completion["object"] == "text_completion" and completion["text"].startswith(COMPLETION_PREFIX)
+    assert completion["usage"]["completion_tokens"] > 0
+    streamed = ok(results, "completions_stream")
+    assert streamed["text"].startswith(COMPLETION_PREFIX) and streamed["usage"]["total_tokens"] > 0
+    response = ok(results, "responses")
+    assert response["text"] == REPLY_PREFIX + "hello responses" and response["status"] == "completed"
+    assert response["object"] == "response" and response["usage"]["output_tokens"] > 0
+    stream = ok(results, "responses_stream")
+    assert stream["text"] == REPLY_PREFIX + "streamed responses"
+    assert (stream["first"], stream["last"]) == ("response.created", "response.completed")
+    images = ok(results, "images")
+    assert images["count"] == 1 and (images["url"] or images["b64"])
+    edit = ok(results, "image_edit")
+    assert edit["count"] == 1 and edit["b64"] and edit["usage"]["total_tokens"] > 0
+    assert ok(results, "transcription")["text"].startswith("Transcribed 1.00 seconds of hello.wav")
+    speech = ok(results, "speech")
+    assert speech["riff"] == "RIFF" and speech["type"].startswith("audio/wav") and speech["size"] > 44
+
+    await gateway.gateway.ledger.flush()
+    rows = await m.Log.filter(type=m.LOG_CONSUME).order_by("id")
+    assert [r.model_name for r in rows] == [models["completions"]] * 2 + [CHAT_MODEL] * 2 + [
+        models["images"], models["image_edit"], models["transcription"], models["speech"]]
     assert all(r.quota > 0 for r in rows)
