@@ -43,11 +43,16 @@ async def pair(gateway: GatewayServer, admin: AdminClient) -> AsyncIterator[Pair
         await client.close()
 
 
+#: chunks that are JSON but not chunks: a choice that is not an object, a delta that is not one,
+#: usage counts that are not numbers (each once crashed the same-format stream reader)
+MISSHAPEN = [b'{"choices": ["x"]}', b'{"choices": [{"index": 0, "delta": "text"}]}',
+             b'{"choices": [], "usage": {"prompt_tokens": "many", "completion_tokens": []}}']
 BROKEN = [Fault("malformed_json"), Fault("html", status=200), Fault("malformed_chunk", after_chunks=0),
-          Fault("stream_cut", after_chunks=0)]
+          Fault("stream_cut", after_chunks=0),
+          *(Fault("malformed_chunk", after_chunks=0, body=chunk) for chunk in MISSHAPEN)]
 
 
-@pytest.mark.parametrize("fault", BROKEN, ids=[f"{f.kind}" for f in BROKEN])
+@pytest.mark.parametrize("fault", BROKEN, ids=[f"{f.kind}-{i}" for i, f in enumerate(BROKEN)])
 @pytest.mark.parametrize("stream", [False, True])
 async def test_broken_200_fails_over(pair: Pair, fault: Fault, stream: bool) -> None:
     pair.a.push_fault(fault)

@@ -34,6 +34,10 @@ log = logging.getLogger("faregate.relay")
 ACTIVE_STREAMS = [0]
 
 
+def _malformed() -> GatewayError:
+    return GatewayError(502, "upstream sent a malformed stream event", code="bad_response_body", upstream=True)
+
+
 class StreamReader:
     """Reads framed upstream events: forwarded as they are (``filt``) or converted
     (``parser``); usage and output size on the side."""
@@ -74,7 +78,11 @@ class StreamReader:
         filt = self.filt
         for raw, event, data in self.splitter.feed(chunk):
             if filt is not None:
-                if filt.feed(event, data):
+                try:
+                    forward = filt.feed(event, data)
+                except (ValueError, TypeError, KeyError, AttributeError):  # an event of the wrong shape
+                    raise _malformed() from None
+                if forward:
                     out.append(raw)
                 if filt.error is not None:
                     raise filt.error
@@ -83,8 +91,7 @@ class StreamReader:
             try:
                 events = self.parser.feed(event, data)
             except (ValueError, TypeError, KeyError, AttributeError):  # incl. JSON errors
-                raise GatewayError(502, "upstream sent a malformed stream event", code="bad_response_body",
-                                   upstream=True) from None
+                raise _malformed() from None
             for ev in events:
                 if isinstance(ev, UsageEvent):
                     if self._usage is None:

@@ -172,6 +172,9 @@ class OpenAICompatibleProvider(HttpJsonProvider):
     def read_usage(self, obj: Any) -> Usage | None:
         if not isinstance(obj, dict) or not isinstance(obj.get("choices"), list):
             raise ValueError("not a chat completion")
+        # passed on unread: a choice without its message would break the client's SDK instead
+        if not all(isinstance(c, dict) and isinstance(c.get("message"), dict) for c in obj["choices"]):
+            raise ValueError("a chat completion choice without a message")
         return responses.parse_usage(obj.get("usage"))
 
     def stream_parser(self) -> StreamParser:
