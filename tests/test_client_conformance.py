@@ -94,3 +94,20 @@ def test_retry_headers_are_read_precisely() -> None:
     odd = GatewayError(503, "x", upstream=True)
     read_retry_headers(odd, {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT", "x-should-retry": "maybe"})
     assert (odd.retry_after, odd.should_retry) == (None, None)
+
+
+async def test_the_gemini_sdk_reads_a_final_not_found(gateway: GatewayServer, admin: AdminClient) -> None:
+    """Gemini's native routes answer in Gemini's error shape, which the official SDK turns
+    into its typed error; the gateway's own verdict is final (``X-Should-Retry: false``)."""
+    if "gemini.generate_content" not in gateway.gateway.formats:
+        pytest.skip("the Gemini plugin is not installed")
+    from google import genai
+    from google.genai import errors, types
+
+    client = genai.Client(api_key=await admin.add_token(),
+                          http_options=types.HttpOptions(base_url=gateway.base_url, api_version="v1beta"))
+    with pytest.raises(errors.ClientError) as info:
+        await client.aio.models.generate_content(model="no-such-model", contents="hi")
+    await client.aio.aclose()
+    assert (info.value.code, info.value.status) == (404, "NOT_FOUND")
+    assert info.value.response is not None and info.value.response.headers["x-should-retry"] == "false"
