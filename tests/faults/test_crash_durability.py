@@ -24,6 +24,7 @@ import pytest_asyncio
 
 from faregate.db.models import LOG_CONSUME
 from faregate.testing.harness import AdminClient, GatewayProcess
+from faregate_adapter_openai.testing import FakeOpenAI
 
 MODEL = "gpt-4o-mini"
 QUOTA = 500_000_000
@@ -36,6 +37,15 @@ LOSS_WINDOW = 1.0
 @pytest_asyncio.fixture
 async def data_dir(tmp_path: Any) -> AsyncIterator[str]:
     yield str(tmp_path / "gw")
+
+
+@pytest_asyncio.fixture
+async def upstream() -> AsyncIterator[FakeOpenAI]:
+    """A fake that answers without checking each body against OpenAI's spec: this is a load
+    test, and the validator (its 3 MB spec loaded on first use, then milliseconds a request,
+    in the test's own event loop) would starve the clients on a busy machine."""
+    async with FakeOpenAI(validate_requests=False) as fake:
+        yield fake
 
 
 def start(data_dir: str) -> GatewayProcess:
@@ -78,13 +88,13 @@ def database(data_dir: str, token_id: int) -> tuple[dict[str, int], int, int, in
     return logged, int(remain), int(used), int(held)
 
 
-async def test_kill_under_load_loses_only_the_last_moments(fake_openai: Any, data_dir: str) -> None:
+async def test_kill_under_load_loses_only_the_last_moments(upstream: FakeOpenAI, data_dir: str) -> None:
     proc = await asyncio.to_thread(start, data_dir)
     try:
         admin = AdminClient(proc.base_url)
         try:
             await admin.setup_root()
-            await admin.add_channel(base_url=fake_openai.base_url, models=MODEL)
+            await admin.add_channel(base_url=upstream.base_url, models=MODEL)
             token = await admin.ok("POST", "/api/token/", json={"name": "d", "remain_quota": QUOTA,
                                                                  "expired_time": -1})
             key = "sk-" + (await admin.ok("POST", f"/api/token/{token['id']}/key"))["key"]
