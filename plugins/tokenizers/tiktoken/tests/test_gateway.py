@@ -19,7 +19,7 @@ from faregate.api import estimator
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate.testing.logs import Log, consume_logs
 from faregate_adapter_openai.testing import Fault
-from faregate_tokenizer_tiktoken import offline
+from faregate_tokenizer_tiktoken import offline, preload
 
 OPENAI = "faregate-adapter-openai"
 ANTHROPIC = "faregate-adapter-anthropic"
@@ -63,6 +63,13 @@ class Served:
                 return rows[0]
             await asyncio.sleep(0.02)
         raise AssertionError("no consume row")
+
+
+@pytest_asyncio.fixture(autouse=True)
+async def built() -> None:
+    """The encodings built, as after the first bills that needed them (or with
+    ``tiktoken_preload``): what these tests bill is the exact count."""
+    await asyncio.to_thread(preload)
 
 
 @pytest_asyncio.fixture

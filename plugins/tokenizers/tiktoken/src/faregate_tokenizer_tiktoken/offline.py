@@ -9,12 +9,15 @@ file: nothing is copied by hand, and nothing is fetched. While tiktoken reads th
 its downloader is swapped for one that refuses, so a changed URL or hash in a future
 tiktoken fails loudly instead of reaching for the network.
 
-Building the two encodings takes about a second of CPU and 170 MB of memory: it is done once
-per process (the plugin does it at ``startup``, in a worker thread) and kept.
+Building the two encodings takes about a second of CPU and 100 MB of memory a worker, so an
+encoding is built only when a bill first needs it (:func:`build_soon`: in a thread of its
+own, the bill that asked keeping the estimator's rule), or at start with the setting
+``tiktoken_preload``; once built it is kept for the process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import importlib.resources
@@ -86,6 +89,33 @@ def encoding(name: str) -> tiktoken.Encoding:
                 raise failure from exc
             _built[name] = found
     return found
+
+
+def ready(name: str) -> bool:
+    """Whether ``name`` is built (counting with it then costs no build)."""
+    return name in _built
+
+
+#: encodings whose background build was started (once each), under a lock of its own: the
+#: build holds :data:`_lock` for half a second, which the event loop must never wait for
+_started: set[str] = set()
+_start_lock = threading.Lock()
+
+
+def build_soon(name: str) -> None:
+    """Start building ``name`` in a daemon thread, once: the caller does not wait (a bill on
+    the event loop must never pay half a second of building); a failure is kept in
+    :func:`broken`."""
+    with _start_lock:
+        if name in _started or name in _built or name in _failed:
+            return
+        _started.add(name)
+    threading.Thread(target=_build_quietly, args=(name,), name=f"tiktoken-{name}", daemon=True).start()
+
+
+def _build_quietly(name: str) -> None:
+    with contextlib.suppress(OfflineLoadError):  # kept in _failed; the plugin's models keep the rule
+        encoding(name)
 
 
 def broken(name: str) -> bool:
