@@ -174,13 +174,14 @@ class Exchange:
     def settle(self, usage: Usage | None, *, end_reason: str, output_chars: int = 0,
                first_token_ms: int | None = None, estimated: bool = False,
                other_ratios: Mapping[str, float] | None = None, reservation: Reservation | None = None,
-               details: Mapping[str, Any] | None = None) -> None:
+               details: Mapping[str, Any] | None = None, row_id: str | None = None) -> None:
         """Charge ``usage`` against the exchange's reservation, or against a session's
         ``reservation`` (one of :meth:`reserve`'s: then the session reports itself with
-        :meth:`finish` when it ends)."""
+        :meth:`finish` when it ends, and names each row, ``row_id``: request ids are unique
+        per row); ``details`` go into the row's ``other``."""
         settlement.settle(self, usage, end_reason=end_reason, output_chars=output_chars,
                           first_token_ms=first_token_ms, estimated=estimated, other_ratios=other_ratios,
-                          reservation=reservation, details=details)
+                          reservation=reservation, details=details, row_id=row_id)
 
     def fail(self, err: GatewayError, reservation: Reservation | None = None) -> None:
         settlement.refund(self, err, reservation)

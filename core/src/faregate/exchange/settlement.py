@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
 
 def log_entry(ex: Exchange, *, type: int, quota: int, usage: Usage | None, content: str = "",
-              other: dict[str, Any] | None = None) -> LogEntry:
-    """The log row of an exchange (consume, error, …): who, which key, model, channel."""
+              other: dict[str, Any] | None = None, request_id: str | None = None) -> LogEntry:
+    """The log row of an exchange (consume, error, …): who, which key, model, channel.
+    ``request_id``: the row's own, where an exchange writes several (a session's responses)."""
     principal = ex.principal
     assert principal is not None, "an exchange is billed only after authentication"
     token = principal.token
@@ -41,21 +42,22 @@ def log_entry(ex: Exchange, *, type: int, quota: int, usage: Usage | None, conte
         prompt_tokens=usage.input_tokens if usage else 0, completion_tokens=usage.output_tokens if usage else 0,
         use_time=int(time.perf_counter() - ex.started),
         is_stream=ex.summary.stream if ex.summary else False, channel_id=channel.id if channel else 0,
-        group=principal.group, request_id=ex.request_id, type=type, content=content, other=details,
+        group=principal.group, request_id=request_id or ex.request_id, type=type, content=content, other=details,
     )
 
 
 def settle(ex: Exchange, usage: Usage | None, *, end_reason: str, output_chars: int,
            first_token_ms: int | None = None, reservation: Reservation | None = None,
            estimated: bool = False, other_ratios: Mapping[str, float] | None = None,
-           details: Mapping[str, Any] | None = None) -> None:
+           details: Mapping[str, Any] | None = None, row_id: str | None = None) -> None:
     """Charge ``usage`` at the exchange's price and queue its consume row. Without
     usage from the upstream, bill only what was observed (never error text), the prompt
     only if the upstream got as far as answering. ``estimated``: ``usage`` is the
     operation's own estimate (an endpoint whose upstream reports none), logged as such.
     ``other_ratios``: the final ones, when the answer told them (the seconds of audio
     transcribed), instead of the request's. ``details``: what only the driver knows, added
-    to the row's ``other``. A ``reservation`` other than the exchange's own is one of a
+    to the row's ``other``; ``row_id``: the row's request id when the exchange writes several
+    (request ids are unique per row). A ``reservation`` other than the exchange's own is one of a
     session's (a realtime response): it is billed and logged, and the session reports
     itself once, when it ends (``ex.finish``)."""
     own = reservation is None or reservation is ex.reservation
@@ -72,7 +74,7 @@ def settle(ex: Exchange, usage: Usage | None, *, end_reason: str, output_chars: 
         else:
             ex.gateway.spawn(_settle_after_count(ex, end_reason=end_reason, output_chars=output_chars,
                                                  first_token_ms=first_token_ms, reservation=reservation,
-                                                 other_ratios=other_ratios, details=details))
+                                                 other_ratios=other_ratios, details=details, row_id=row_id))
             return
     price = ex.price or Price()
     if other_ratios is not None:
@@ -122,7 +124,7 @@ def settle(ex: Exchange, usage: Usage | None, *, end_reason: str, output_chars: 
         other["upstream_model_name"] = ex.upstream_model
     if details:
         other.update(details)
-    entry = log_entry(ex, type=m.LOG_CONSUME, quota=quota, usage=usage, other=other)
+    entry = log_entry(ex, type=m.LOG_CONSUME, quota=quota, usage=usage, other=other, request_id=row_id)
     channel = ex.channel
     reservation.settle(quota, entry if ex.options.log_consume else None, channel.id if channel else 0)
     if own:
@@ -131,12 +133,12 @@ def settle(ex: Exchange, usage: Usage | None, *, end_reason: str, output_chars: 
 
 async def _settle_after_count(ex: Exchange, *, end_reason: str, output_chars: int, first_token_ms: int | None,
                               reservation: Reservation, other_ratios: Mapping[str, float] | None,
-                              details: Mapping[str, Any] | None) -> None:
+                              details: Mapping[str, Any] | None, row_id: str | None) -> None:
     try:
         await recount.prepare(ex)
     finally:  # counted or not (cancelled at shutdown), the reservation is settled
         settle(ex, None, end_reason=end_reason, output_chars=output_chars, first_token_ms=first_token_ms,
-               reservation=reservation, other_ratios=other_ratios, details=details)
+               reservation=reservation, other_ratios=other_ratios, details=details, row_id=row_id)
 
 
 def refund(ex: Exchange, err: GatewayError, reservation: Reservation | None = None) -> None:

@@ -49,7 +49,9 @@ What the base does:
   ``stream_cut`` and ``stall`` act where the fake answers with :meth:`Response.reply` or
   :meth:`Response.stream`; its error answers (:meth:`Response.send`) are never cut;
 * response helpers on :class:`Response`: the head, whole bodies, streams of frames
-  (chunked, or close-delimited for HTTP/1.0), closing and resetting the connection.
+  (chunked, or close-delimited for HTTP/1.0), closing and resetting the connection;
+* WebSocket upgrades: :attr:`Response.reader` is the connection's reader, for
+  :func:`faregate.testing.fake_websocket.upgrade` (a vendor's realtime API).
 
 It is plain ``asyncio`` streams with no task per request, cheap enough to be the
 upstream of a load benchmark.

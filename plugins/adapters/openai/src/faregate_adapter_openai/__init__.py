@@ -1,12 +1,13 @@
-"""Faregate plugin: the OpenAI format (chat completions, embeddings, moderations, and
-new-api's 501s for the paths it does not serve) and the OpenAI channel type."""
+"""Faregate plugin: the OpenAI format (chat completions, embeddings, moderations, the
+Realtime API's WebSocket, and new-api's 501s for the paths it does not serve) and the
+OpenAI channel type."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from faregate.api import EndpointDriver, InboundFormat, Pricer, Provider, Services, hookimpl
-from faregate_adapter_openai import alpha_search, audio, dashboard, endpoints, images, not_implemented
+from faregate.api import EndpointDriver, InboundFormat, OptionSpec, Pricer, Provider, Services, Setting, hookimpl
+from faregate_adapter_openai import alpha_search, audio, dashboard, endpoints, images, not_implemented, realtime
 from faregate_adapter_openai.codex import CodexProvider
 from faregate_adapter_openai.completions import CompletionsDriver
 from faregate_adapter_openai.format import OpenAIChatFormat
@@ -34,7 +35,13 @@ def register_providers(register: Callable[[Provider], None]) -> None:
 
 
 @hookimpl
-def register_endpoint_drivers(register: Callable[[EndpointDriver], None]) -> None:
+def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
+    for setting in realtime.SETTINGS:
+        register(setting)
+
+
+@hookimpl
+def register_endpoint_drivers(register: Callable[[EndpointDriver], None], services: Services) -> None:
     for driver in endpoints.drivers():
         register(driver)
     register(not_implemented.NotImplementedDriver())
@@ -49,6 +56,7 @@ def register_endpoint_drivers(register: Callable[[EndpointDriver], None]) -> Non
     register(CompactDriver())
     for billing in dashboard.drivers():
         register(billing)
+    register(realtime.RealtimeDriver(services))
 
 
 @hookimpl

@@ -8,6 +8,7 @@ from faregate.api import (
     INT64_MAX,
     INT64_MIN,
     MAX_OUTPUT_TOKENS,
+    WEBSOCKET,
     ChatRequest,
     ChatResponse,
     GatewayError,
@@ -30,11 +31,13 @@ from faregate_adapter_openai import (
     images,
     media_tokens,
     not_implemented,
+    realtime,
     requests,
     rerank,
     responses,
     streams,
 )
+from faregate_adapter_openai.realtime import protocol as realtime_protocol
 
 FORMAT_NAME = "openai.chat"
 
@@ -99,10 +102,17 @@ class OpenAIChatFormat(InboundFormat):
                 Route("POST", "/v1/completions", kind="completions"),
                 Route("POST", "/v1/rerank", kind="rerank", max_body_mb=rerank.MAX_BODY_MB),
                 Route("POST", "/v1/alpha/search", kind="alpha_search", max_body_mb=1),
+                Route(WEBSOCKET, realtime.PATH, kind=realtime.REALTIME),
                 *images.ROUTES,
                 *audio.ROUTES,
                 *not_implemented.ROUTES,
                 *dashboard.ROUTES]
+
+    def api_key(self, request: InboundRequest) -> str | None:
+        """``Authorization: Bearer``; a WebSocket (the Realtime API) may carry it as the
+        subprotocol ``openai-insecure-api-key.<key>`` instead, where a browser cannot set headers."""
+        key = realtime_protocol.subprotocol_key(request.subprotocols) if request.subprotocols else None
+        return key or super().api_key(request)
 
     def summarize(self, body: dict[str, Any], request: InboundRequest) -> RequestSummary:
         model = body.get("model")

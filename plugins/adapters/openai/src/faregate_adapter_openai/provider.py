@@ -7,8 +7,10 @@ shows."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import quote
 
 from faregate.api import (
+    WEBSOCKET,
     BalanceFetch,
     ChatRequest,
     ChatResponse,
@@ -47,6 +49,8 @@ NARROWER_TYPES: dict[int, frozenset[str]] = {
     # xAI (images: generations; its edits take another JSON shape); it serves the Responses API itself
     48: frozenset({"chat", "images", "responses"}),
 }
+#: a base URL's scheme → its WebSocket's (realtime sessions)
+WS_SCHEMES = {"http": "ws", "https": "wss"}
 #: where a vendor serves a JSON endpoint elsewhere than OpenAI does, by channel type
 TYPE_PATHS: dict[int, dict[str, str]] = {
     43: {"completions": "/beta/completions"},  # DeepSeek's FIM completions, as new-api calls them
@@ -117,7 +121,7 @@ class OpenAICompatibleProvider(HttpJsonProvider):
     native_format = FORMAT_NAME
     endpoints = frozenset({"chat", "embeddings", "moderations", "completions", "rerank", "images", "image_edits",
                            "responses", "responses_compact",
-                           "audio_transcriptions", "audio_translations", "audio_speech"})
+                           "audio_transcriptions", "audio_translations", "audio_speech", "realtime"})
     #: where each JSON endpoint's requests go, under the channel's base URL (see also TYPE_PATHS)
     json_paths: ClassVar[dict[str, str]] = {"embeddings": "/v1/embeddings", "moderations": "/v1/moderations",
                                             "completions": "/v1/completions", "rerank": "/v1/rerank",
@@ -165,6 +169,18 @@ class OpenAICompatibleProvider(HttpJsonProvider):
         headers = {"Content-Type": content_type, **self.auth_headers(target)}
         path = TYPE_PATHS.get(target.channel_type, {}).get(endpoint) or self.json_paths[endpoint]
         return UpstreamRequest("POST", self.url(target, path), headers, payload)
+
+    def build_realtime(self, target: UpstreamTarget, beta: bool) -> UpstreamRequest:
+        """The channel's Realtime API WebSocket (``ws(s)://…/v1/realtime?model=``), with its
+        key; ``OpenAI-Beta: realtime=v1`` only for a client of the beta protocol (the GA
+        protocol is what an upstream speaks without it)."""
+        url = self.url(target, "/v1/realtime")
+        scheme, sep, rest = url.partition("://")
+        url = f"{WS_SCHEMES.get(scheme.lower(), scheme)}{sep}{rest}?model={quote(target.model, safe='')}"
+        headers = self.auth_headers(target)
+        if beta:
+            headers["OpenAI-Beta"] = "realtime=v1"
+        return UpstreamRequest(WEBSOCKET, url, headers, b"")
 
     def read_response(self, obj: Any) -> ChatResponse:
         return responses.parse_response(obj)

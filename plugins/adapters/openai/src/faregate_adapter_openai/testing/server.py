@@ -21,7 +21,8 @@ Routes: ``POST /v1/chat/completions``, ``POST /v1/responses`` and ``/v1/response
 legacy billing pair new-api reads balances from: ``GET /v1/dashboard/billing/subscription``
 (:attr:`FakeOpenAI.hard_limit_usd`, :attr:`FakeOpenAI.has_payment_method`) and ``GET
 /v1/dashboard/billing/usage?start_date=YYYY-MM-DD&end_date=YYYY-MM-DD`` (at most 100 days;
-:attr:`FakeOpenAI.total_usage` cents); anything else is OpenAI's 404. With a key set,
+:attr:`FakeOpenAI.total_usage` cents), ``GET /v1/realtime`` upgraded to a Realtime API WebSocket
+(:mod:`faregate_adapter_openai.testing.realtime`); anything else is OpenAI's 404. With a key set,
 ``Authorization: Bearer <key>`` is required (else OpenAI's 401, the key masked).
 
 Every chat request body is validated against OpenAI's published request schema
@@ -50,7 +51,7 @@ import orjson
 
 from faregate.testing import fake_server
 from faregate.testing.fake_server import FakeServer, Request, Response
-from faregate_adapter_openai.testing import alpha_search, audio, completions, images
+from faregate_adapter_openai.testing import alpha_search, audio, completions, images, realtime
 from faregate_adapter_openai.testing.chat import (
     ChatInputError,
     completion_body,
@@ -118,6 +119,8 @@ class FakeOpenAI(FakeServer):
         #: the audio endpoints (:mod:`.audio`) and what a test may change about their answers
         self.post_routes.update(dict.fromkeys(audio.PATHS, self._audio))
         self.audio = audio.AudioKnobs()
+        #: the Realtime API's WebSocket sessions (:mod:`.realtime`) and what a test may change about them
+        self.realtime = realtime.RealtimeKnobs()
 
     @property
     def api_key(self) -> str | None:
@@ -167,6 +170,8 @@ class FakeOpenAI(FakeServer):
         path, method = request.path, request.method
         if method == "POST" and path in self.post_routes:
             return await self.post_routes[path](request, response)
+        if method == "GET" and path == realtime.PATH:
+            return await realtime.answer(self, request, response)
         if method == "GET" and path == "/v1/models":
             return response.send(200, self._models_body)
         if method == "GET" and path.startswith("/v1/dashboard/billing/"):
