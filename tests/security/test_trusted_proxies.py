@@ -78,3 +78,29 @@ async def test_request_id_from_a_trusted_proxy_is_kept(make_gateway: Any) -> Non
         assert relay.headers["x-request-id"] == "edge-43"  # a refusal (no key) carries it too
         bad = await client.get(proxied.base_url + "/api/status", headers={"X-Request-Id": "a;b" * 60})
         assert bad.headers["x-request-id"] != "a;b" * 60
+
+
+async def test_a_trusted_proxys_request_id_longer_than_the_log_column_is_replaced(
+        mariadb_url: str, make_gateway: Any, fake_openai: Any) -> None:
+    """The log's request_id column holds 64 characters: a longer id, even from a trusted proxy,
+    would make MariaDB refuse the row and with it the billing batch. Such an id is replaced;
+    one of 64 is kept, and its request is billed and logged under it."""
+    from faregate.testing.harness import AdminClient
+    from faregate.testing.logs import consume_logs
+
+    proxied = await make_gateway(db_url=mariadb_url, settings={"trusted_proxies": ("127.0.0.1/32",)})
+    admin = AdminClient(proxied.base_url)
+    await admin.setup_root()
+    await admin.add_channel(base_url=fake_openai.base_url, models="gpt-4o-mini")
+    key = await admin.add_token()
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+    async with httpx.AsyncClient(base_url=proxied.base_url) as client:
+        for proxy_id in ("e" * 65, "k" * 64):
+            answer = await client.post("/v1/chat/completions", json=body,
+                                       headers={"Authorization": f"Bearer {key}", "X-Request-Id": proxy_id})
+            assert answer.status_code == 200, answer.text
+    await admin.close()
+    rows = await consume_logs(proxied)
+    ids = [row.request_id for row in rows]
+    assert len(rows) == 2 and "k" * 64 in ids and "e" * 65 not in ids
+    assert all(len(i or "") <= 64 for i in ids)

@@ -61,7 +61,9 @@ def new_request_id() -> str:
     return time.strftime("%Y%m%d%H%M%S") + uuid.uuid4().hex[:16]
 
 
-_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+#: a proxy's id as it may be kept: printable, and no longer than the log's request_id column
+#: (64: MySQL and PostgreSQL refuse a longer value, which would fail the whole billing batch)
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
 def trusted_request_id(value: str | None) -> str | None:
