@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
+from faregate.billing.log_rows import log_row
 from faregate.billing.workers import new_worker_id
 from faregate.billing.workers import sweep_dead_workers as sweep_dead_workers  # its home before
 from faregate.db import models as m
@@ -372,8 +373,6 @@ class QuotaLedger:
     async def _write(self, logs: list[LogEntry], users: dict[int, list[int]], tokens: dict[int, int],
                      channels: dict[int, int], consumed: list[tuple[Lease, int]],
                      returning: list[tuple[Lease, int]]) -> None:
-        from faregate import jsonutil
-
         async with in_transaction() as conn:
             # exists(), not the UPDATE's row count: MySQL counts only rows whose value changed
             if not await m.Worker.filter(id=self.worker_id).using_db(conn).exists():
@@ -385,16 +384,7 @@ class QuotaLedger:
                     await _take_from_balance(lease.kind, lease.ref_id, amount, conn)
             consumed = [(lease, amount) for lease, amount in consumed if not lease.orphaned]
             if logs:
-                await m.Log.bulk_create([
-                    m.Log(user_id=e.user_id, created_at=e.created_at, type=e.type, content=e.content,
-                          username=e.username, token_name=e.token_name, model_name=e.model_name,
-                          quota=e.quota, prompt_tokens=e.prompt_tokens,
-                          completion_tokens=e.completion_tokens, use_time=e.use_time,
-                          is_stream=e.is_stream, channel_id=e.channel_id, token_id=e.token_id,
-                          group=e.group, ip=e.ip, request_id=e.request_id,
-                          other=jsonutil.dumps_str(e.other) if e.other else "")
-                    for e in logs
-                ], using_db=conn)
+                await m.Log.bulk_create([log_row(e) for e in logs], using_db=conn)
             for uid, (quota, count) in users.items():
                 await m.User.filter(id=uid).using_db(conn).update(
                     used_quota=F("used_quota") + quota, request_count=F("request_count") + count)

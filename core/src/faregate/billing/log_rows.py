@@ -1,0 +1,48 @@
+"""A log entry as the row the ledger writes: every text cut to its column and every count to
+its column's range. The ledger writes a batch of rows in one transaction, so one value the
+database refuses (MySQL and PostgreSQL refuse a too long string or an out-of-range integer;
+SQLite takes anything) would fail the whole batch, charges included, on every retry."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+from faregate import jsonutil
+from faregate.db import models as m
+
+if TYPE_CHECKING:
+    from faregate.billing.ledger import LogEntry
+
+INT32_MAX = 2**31 - 1
+
+
+@functools.cache
+def _widths() -> dict[str, int]:
+    """The logs table's text columns and their widths."""
+    widths: dict[str, int] = {}
+    for name, field in m.Log._meta.fields_map.items():
+        width = getattr(field, "max_length", None)  # CharFields only
+        if isinstance(width, int):
+            widths[name] = width
+    return widths
+
+
+def _text(name: str, value: str) -> str:
+    width = _widths().get(name)
+    return value[:width] if width is not None and len(value) > width else value
+
+
+def _count(value: int) -> int:
+    return max(-INT32_MAX, min(INT32_MAX, value))
+
+
+def log_row(e: LogEntry) -> m.Log:
+    return m.Log(user_id=e.user_id, created_at=e.created_at, type=e.type, content=e.content,
+                 username=_text("username", e.username), token_name=_text("token_name", e.token_name),
+                 model_name=_text("model_name", e.model_name), quota=e.quota,
+                 prompt_tokens=_count(e.prompt_tokens), completion_tokens=_count(e.completion_tokens),
+                 use_time=_count(e.use_time), is_stream=e.is_stream, channel_id=e.channel_id,
+                 token_id=e.token_id, group=_text("group", e.group), ip=_text("ip", e.ip),
+                 request_id=_text("request_id", e.request_id) if e.request_id else e.request_id,
+                 other=jsonutil.dumps_str(e.other) if e.other else "")
