@@ -40,7 +40,7 @@ async def test_unknown_model_is_a_final_404_the_sdk_does_not_retry(gateway: Gate
     assert info.value.response.headers["x-should-retry"] == "false"
 
 
-@pytest.mark.parametrize("path", ["/v1/realtime?model=gpt-4o-realtime-preview", "/no/such/socket"])
+@pytest.mark.parametrize("path", ["/v1/realtime/sessions?model=gpt-4o-realtime-preview", "/no/such/socket"])
 async def test_websocket_without_a_route_is_refused_with_404(gateway: GatewayServer, path: str) -> None:
     url = gateway.base_url.replace("http://", "ws://") + path
     with pytest.raises(websockets.InvalidStatus) as refused:

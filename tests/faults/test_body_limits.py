@@ -146,3 +146,23 @@ async def test_big_count_tokens_input_is_estimated_in_a_worker_thread(make_gatew
     # the big input was walked off the loop; the small one (under the threshold) on it
     assert any(ident != loop_thread for ident in seen) and loop_thread in seen
     await admin.close()
+
+
+async def test_a_request_refused_before_its_body_is_read_says_the_connection_closes(make_gateway: Any) -> None:
+    """A bad key is refused before the body is read; the server then closes the connection (it
+    cannot find the next request behind the unread body), so the answer says ``Connection:
+    close`` and keep-alive clients do not send their next request into a dying connection."""
+    gw: GatewayServer = await make_gateway()
+    headers = {"Authorization": "Bearer sk-not-a-key", "Content-Length": str(MIB)}
+    status, answered, body = await unfinished_request(gw.base_url, "/v1/chat/completions", headers,
+                                                      b'{"model": "gpt-4o-mini", "messa')
+    assert status == 401 and body["error"]["code"] == "invalid_api_key"
+    assert answered.get("connection") == "close"
+    async with httpx.AsyncClient(base_url=gw.base_url) as client:  # a read body keeps the connection
+        admin = AdminClient(gw.base_url)
+        await admin.setup_root()
+        key = await admin.add_token()
+        await admin.close()
+        kept = await client.post("/v1/chat/completions", json={"model": "no-such-model", "messages": [
+            {"role": "user", "content": "x"}]}, headers={"Authorization": f"Bearer {key}"})
+        assert kept.status_code in (404, 503) and kept.headers.get("connection") != "close"
