@@ -151,7 +151,7 @@ async def test_text_with_instructions(via: Via, gateway: GatewayServer) -> None:
     else:
         assert upstream["json"]["messages"] == [{"role": "system", "content": "Answer briefly."},
                                                 {"role": "user", "content": "hello there"}]
-        assert upstream["json"]["max_completion_tokens"] == 200
+        assert upstream["json"]["max_tokens"] == 200  # DeepSeek's name for the bound (its preset)
     row = await bill_of(gateway)
     assert resp.usage is not None
     assert (row.model_name, row.is_stream) == (via.model, False)

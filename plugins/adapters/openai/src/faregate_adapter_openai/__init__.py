@@ -1,13 +1,24 @@
 """Faregate plugin: the OpenAI format (chat completions, embeddings, moderations, the
 Realtime API's WebSocket, and new-api's 501s for the paths it does not serve) and the
-OpenAI channel type."""
+channel types that speak it: OpenAI and its compatible vendors (:mod:`.presets`), Azure
+OpenAI, Jina, Codex."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from faregate.api import EndpointDriver, InboundFormat, OptionSpec, Pricer, Provider, Services, Setting, hookimpl
-from faregate_adapter_openai import alpha_search, audio, dashboard, endpoints, images, not_implemented, realtime
+from faregate_adapter_openai import (
+    alpha_search,
+    audio,
+    dashboard,
+    endpoints,
+    image_jobs,
+    images,
+    not_implemented,
+    realtime,
+)
+from faregate_adapter_openai.azure import AzureOpenAIProvider
 from faregate_adapter_openai.codex import CodexProvider
 from faregate_adapter_openai.completions import CompletionsDriver
 from faregate_adapter_openai.format import OpenAIChatFormat
@@ -18,7 +29,7 @@ from faregate_adapter_openai.responses_api.compact import CompactDriver, Compact
 from faregate_adapter_openai.responses_api.driver import ResponsesDriver
 from faregate_adapter_openai.responses_api.format import OpenAIResponsesFormat
 
-__all__ = ["OpenAIChatFormat", "OpenAICompatibleProvider", "OpenAIProvider"]
+__all__ = ["AzureOpenAIProvider", "OpenAIChatFormat", "OpenAICompatibleProvider", "OpenAIProvider"]
 
 
 @hookimpl
@@ -30,13 +41,14 @@ def register_formats(register: Callable[[InboundFormat], None]) -> None:
 @hookimpl
 def register_providers(register: Callable[[Provider], None]) -> None:
     register(OpenAIProvider())
+    register(AzureOpenAIProvider())
     register(CodexProvider())
     register(JinaProvider())
 
 
 @hookimpl
 def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
-    for setting in realtime.SETTINGS:
+    for setting in (*realtime.SETTINGS, *image_jobs.SETTINGS):
         register(setting)
 
 

@@ -47,6 +47,10 @@ class CodexProvider(OpenAICompatibleProvider):
     json_paths: ClassVar[dict[str, str]] = {ALPHA_SEARCH: "/backend-api/codex/alpha/search"}
     models_path = None
 
+    def serves(self, endpoint: str, channel_type: int) -> bool:
+        # no preset row: the OpenAI row would name OpenAI's endpoints, none of which Codex serves here
+        return endpoint in self.endpoints
+
     def auth_headers(self, target: UpstreamTarget) -> dict[str, str]:
         token, account = oauth_credentials(target.key)
         # the headers Codex CLI sends; the backend refuses requests without them

@@ -5,7 +5,10 @@ body goes upstream as the client sent it (the model renamed when the channel map
 filled in from the path or the default) and the answer comes back unchanged, so every
 option (``encoding_format`` float or base64, ``dimensions`` …) works as the upstream
 implements it. Billed on the upstream's ``usage.prompt_tokens``, else on the gateway's
-estimate of the input (moderation answers carry no usage)."""
+estimate of the input (moderation answers carry no usage). A provider of another plugin
+whose embeddings API has a wire format of its own (Cohere's ``/v2/embed``) serves
+``embeddings`` through :class:`EmbeddingsProvider`: it builds its request from the checked
+body and reads its answer into OpenAI's ``CreateEmbeddingResponse``."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from faregate.api import (
     Usage,
     bad_request,
     estimator,
+    json_dumps,
     json_loads,
 )
 
@@ -49,6 +53,23 @@ class JsonEndpointProvider(Protocol):
 
     def build_json(self, endpoint: str, body: dict[str, Any], raw: bytes, target: UpstreamTarget) -> UpstreamRequest:
         """The upstream request of ``endpoint`` carrying ``raw`` (``b""``: encode ``body``)."""
+        ...
+
+
+@runtime_checkable
+class EmbeddingsProvider(Protocol):
+    """What a provider implements to serve ``embeddings`` in its own wire format (besides
+    declaring the endpoint kind); structural, both methods pure."""
+
+    def build_embeddings(self, body: dict[str, Any], target: UpstreamTarget) -> UpstreamRequest:
+        """The upstream request for the checked body (``model`` the channel's name); a 400
+        ``GatewayError`` for what the vendor cannot take."""
+        ...
+
+    def read_embeddings(self, body: bytes, request: dict[str, Any]) -> tuple[dict[str, Any], Usage | None]:
+        """The answer to ``request`` as OpenAI's ``CreateEmbeddingResponse`` (``request``'s
+        model named) and its usage; ``ValueError`` (``KeyError``, ``TypeError``) when it is
+        not one."""
         ...
 
 
@@ -154,10 +175,13 @@ class JsonOperation:
         self.endpoint = endpoint
 
     def serves(self, provider: Provider, channel_type: int) -> bool:
-        return provider.serves(self.endpoint, channel_type) and isinstance(provider, JsonEndpointProvider)
+        return provider.serves(self.endpoint, channel_type) and (isinstance(provider, JsonEndpointProvider) or (
+            self.endpoint == EMBEDDINGS and isinstance(provider, EmbeddingsProvider)))
 
     def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
-        assert isinstance(provider, JsonEndpointProvider)
+        if not isinstance(provider, JsonEndpointProvider):
+            assert isinstance(provider, EmbeddingsProvider)
+            return provider.build_embeddings({**ex.body, "model": target.model}, target)
         body, raw = ex.body, ex.raw
         if target.model != body.get("model"):  # the channel's mapping, the engines path, the default
             body = {**body, "model": target.model}
@@ -174,7 +198,15 @@ class JsonOperation:
             await resp.aclose()
         ex.upstream_seconds += time.perf_counter() - ex.answer_at
         ex.answer_at = 0.0
-        usage = read_usage(body, self.endpoint)
+        if not isinstance(provider, JsonEndpointProvider) and isinstance(provider, EmbeddingsProvider):
+            try:
+                answer, usage = provider.read_embeddings(body, ex.body)
+            except (ValueError, TypeError, KeyError, AttributeError):  # incl. JSON errors
+                raise AttemptFailed(GatewayError(502, f"upstream sent a malformed {self.endpoint} response",
+                                                 code="bad_response_body", upstream=True)) from None
+            body = json_dumps(answer)
+        else:
+            usage = read_usage(body, self.endpoint)
         if usage is None:  # none reported (moderations never do): the input as estimated
             assert ex.summary is not None
             ex.settle(Usage(input_tokens=max(1, ex.summary.prompt_tokens)), end_reason="done", estimated=True)

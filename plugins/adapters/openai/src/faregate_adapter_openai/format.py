@@ -142,6 +142,29 @@ class OpenAIChatFormat(InboundFormat):
     def stream_encoder(self, summary: RequestSummary, request_id: str) -> StreamEncoder:
         return streams.OpenAIStreamEncoder(summary.model, request_id, summary.include_usage)
 
+    def add_system_prompt(self, body: dict[str, Any], prompt: str,
+                          override: bool) -> tuple[dict[str, Any], bool] | None:
+        """A system message first, or the channel's prompt before the request's own."""
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            return None
+        first = next((i for i, m in enumerate(messages)
+                      if isinstance(m, dict) and m.get("role") in ("system", "developer")), None)
+        if first is None:
+            return {**body, "messages": [{"role": "system", "content": prompt}, *messages]}, False
+        if not override:
+            return None
+        own = messages[first]
+        content = own.get("content")
+        if isinstance(content, str):
+            content = f"{prompt}\n{content}" if content else prompt
+        elif isinstance(content, list):
+            content = [{"type": "text", "text": prompt}, *content]
+        else:
+            content = prompt
+        changed = [*messages[:first], {**own, "content": content}, *messages[first + 1:]]
+        return {**body, "messages": changed}, True
+
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         return err.status, json_dumps(errors.error_body(err, f"{err.message} (request id: {request_id})"))
 

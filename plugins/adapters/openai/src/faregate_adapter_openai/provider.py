@@ -1,11 +1,14 @@
-"""The channel type ``openai``: OpenAI and any OpenAI-compatible base URL.
+"""The channel type ``openai``: OpenAI and the vendors that speak its wire format.
 
-:class:`OpenAICompatibleProvider` is the whole wire protocol; a vendor that speaks it
-is a few lines of data (its name, channel types, base URL), as :class:`OpenAIProvider`
-shows."""
+:class:`OpenAICompatibleProvider` is the whole wire protocol; a vendor that speaks it is a
+row of data (:mod:`faregate_adapter_openai.presets`), and :class:`OpenAIProvider` serves
+every row."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
@@ -26,35 +29,18 @@ from faregate.api import (
     join_url,
     json_dumps,
     json_loads,
+    malformed_response,
 )
 from faregate_adapter_openai import billing, requests, responses, streams
 from faregate_adapter_openai.catalog import MODEL_CATALOG
 from faregate_adapter_openai.format import FORMAT_NAME
+from faregate_adapter_openai.presets import ALL_ENDPOINTS, OPENAI, OPENAI_PATHS, PRESETS, Preset
 
 if TYPE_CHECKING:
     from faregate_adapter_openai.testing.server import FakeOpenAI
 
-# new-api channel types served by the OpenAI wire format (OpenAI, Azure-less resellers,
-# Custom, OpenRouter, DeepSeek, xAI, SiliconFlow, Moonshot …)
-OPENAI_COMPATIBLE_TYPES = (1, 6, 7, 8, 9, 10, 12, 13, 19, 20, 21, 22, 25, 31, 40, 43, 47, 48)
-#: the vendors whose API serves only part of OpenAI's (what each documents): their channels
-#: are never chosen for the rest. Every other type (OpenAI, Custom, the resellers,
-#: OpenRouter …) forwards whatever OpenAI serves, as new-api's OpenAI adaptor does
-NARROWER_TYPES: dict[int, frozenset[str]] = {
-    25: frozenset({"chat"}),  # Moonshot
-    31: frozenset({"chat"}),  # 01.AI
-    40: frozenset({"chat", "embeddings", "rerank", "audio_transcriptions", "audio_speech"}),  # SiliconFlow
-    43: frozenset({"chat", "completions"}),  # DeepSeek (completions: its FIM beta)
-    47: frozenset({"chat", "embeddings", "audio_transcriptions", "audio_translations", "audio_speech"}),  # Xinference
-    # xAI (images: generations; its edits take another JSON shape); it serves the Responses API itself
-    48: frozenset({"chat", "images", "responses"}),
-}
 #: a base URL's scheme → its WebSocket's (realtime sessions)
 WS_SCHEMES = {"http": "ws", "https": "wss"}
-#: where a vendor serves a JSON endpoint elsewhere than OpenAI does, by channel type
-TYPE_PATHS: dict[int, dict[str, str]] = {
-    43: {"completions": "/beta/completions"},  # DeepSeek's FIM completions, as new-api calls them
-}
 
 
 def chat_url(base_url: str) -> str:
@@ -115,72 +101,96 @@ class OpenAIPassthrough(PassthroughStream):
 
 
 class OpenAICompatibleProvider(HttpJsonProvider):
-    """OpenAI's Chat Completions wire protocol; subclasses declare ``name``,
-    ``channel_types`` and ``default_base_url``."""
+    """OpenAI's wire protocol; subclasses declare ``name``, ``channel_types`` and either
+    ``default_base_url`` or a row per type in :attr:`presets` (:mod:`.presets`: where each
+    vendor serves what, and what it refuses)."""
 
     native_format = FORMAT_NAME
-    endpoints = frozenset({"chat", "embeddings", "moderations", "completions", "rerank", "images", "image_edits",
-                           "responses", "responses_compact",
-                           "audio_transcriptions", "audio_translations", "audio_speech", "realtime"})
-    #: where each JSON endpoint's requests go, under the channel's base URL (see also TYPE_PATHS)
-    json_paths: ClassVar[dict[str, str]] = {"embeddings": "/v1/embeddings", "moderations": "/v1/moderations",
-                                            "completions": "/v1/completions", "rerank": "/v1/rerank",
-                                            "images": "/v1/images/generations", "image_edits": "/v1/images/edits",
-                                            "responses": "/v1/responses", "responses_compact": "/v1/responses/compact",
-                                            "audio_transcriptions": "/v1/audio/transcriptions",
-                                            "audio_translations": "/v1/audio/translations",
-                                            "audio_speech": "/v1/audio/speech"}
-    #: the body field of the output bound in converted requests; OpenAI's current one,
-    #: a vendor that only knows the deprecated ``max_tokens`` overrides it
-    max_tokens_field: ClassVar[str] = "max_completion_tokens"
-    #: the channel types whose balance comes from OpenAI's billing endpoints (none by default)
-    balance_types: ClassVar[frozenset[int]] = frozenset()
+    endpoints = ALL_ENDPOINTS
+    #: where each JSON endpoint's requests go, under the channel's base URL (a preset's
+    #: ``api_root`` replaces their ``/v1``, its ``paths`` override them)
+    json_paths: ClassVar[Mapping[str, str]] = OPENAI_PATHS
+    #: the vendor of each channel type; a type without a row is OpenAI's API at the channel's URL
+    presets: ClassVar[Mapping[int, Preset]] = MappingProxyType({})
+
+    def preset(self, channel_type: int) -> Preset:
+        return self.presets.get(channel_type) or OPENAI
 
     def serves(self, endpoint: str, channel_type: int) -> bool:
-        narrower = NARROWER_TYPES.get(channel_type)
-        return endpoint in self.endpoints and (narrower is None or endpoint in narrower)
+        return endpoint in self.endpoints and self.preset(channel_type).serves(endpoint)
+
+    def endpoint_url(self, target: UpstreamTarget, kind: str) -> str:
+        """Where requests of ``kind`` (``chat``, ``models``, ``realtime`` or a JSON endpoint) go."""
+        path = self.chat_path if kind == "chat" else self.models_path if kind == "models" else self.json_paths[kind]
+        assert path is not None
+        return self.preset(target.channel_type).url(target.base_url, kind, path, target.other, target.model)
+
+    def auth_headers(self, target: UpstreamTarget) -> dict[str, str]:
+        return self.preset(target.channel_type).auth_headers(self.auth_header, self.auth_prefix, target.key)
 
     def render_request(self, request: ChatRequest, target: UpstreamTarget) -> dict[str, Any]:
-        body = requests.render_request(request, target.model, self.max_tokens_field)
+        preset = self.preset(target.channel_type)
+        body = requests.render_request(request, target.model, preset.max_tokens_field)
         if target.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
-        return body
+        return preset.adapt(body, target.stream) or body
+
+    def build_request(self, request: ChatRequest, target: UpstreamTarget) -> UpstreamRequest:
+        body = json_dumps(self.render_request(request, target))
+        return UpstreamRequest("POST", self.endpoint_url(target, "chat"), self.headers(target), body)
 
     def passthrough_body(self, body: dict[str, Any], target: UpstreamTarget,
                          summary: RequestSummary) -> dict[str, Any] | None:
+        """The channel's model mapping, then the vendor's quirks (:meth:`Preset.adapt`: a
+        stream asks for its usage chunk, which the gateway bills from)."""
         changed = super().passthrough_body(body, target, summary)
-        if summary.stream and not summary.include_usage:  # the gateway bills from the usage chunk
-            body = changed or body
-            options = body.get("stream_options")
-            changed = {**body, "stream_options": {**(options if isinstance(options, dict) else {}),
-                                                  "include_usage": True}}
-        return changed
+        adapted = self.preset(target.channel_type).adapt(changed or body, summary.stream)
+        return adapted if adapted is not None else changed
+
+    def build_passthrough(self, body: dict[str, Any], raw: bytes, target: UpstreamTarget,
+                          summary: RequestSummary) -> UpstreamRequest:
+        changed = self.passthrough_body(body, target, summary)
+        payload = raw if changed is None else json_dumps(changed)
+        return UpstreamRequest("POST", self.endpoint_url(target, "chat"), self.headers(target), payload)
 
     def build_json(self, endpoint: str, body: dict[str, Any], raw: bytes, target: UpstreamTarget) -> UpstreamRequest:
         """``raw`` as the client sent it (``b""``: encode ``body``, whose model changed)."""
         payload = raw or json_dumps(body)
         headers = {"Content-Type": "application/json", **self.auth_headers(target)}
-        path = TYPE_PATHS.get(target.channel_type, {}).get(endpoint) or self.json_paths[endpoint]
-        return UpstreamRequest("POST", self.url(target, path), headers, payload)
+        return UpstreamRequest("POST", self.endpoint_url(target, endpoint), headers, payload)
 
     def build_form(self, endpoint: str, payload: bytes, content_type: str, target: UpstreamTarget) -> UpstreamRequest:
         """A ``multipart/form-data`` ``payload`` (``content_type`` carries its boundary)."""
         headers = {"Content-Type": content_type, **self.auth_headers(target)}
-        path = TYPE_PATHS.get(target.channel_type, {}).get(endpoint) or self.json_paths[endpoint]
-        return UpstreamRequest("POST", self.url(target, path), headers, payload)
+        return UpstreamRequest("POST", self.endpoint_url(target, endpoint), headers, payload)
 
     def build_realtime(self, target: UpstreamTarget, beta: bool) -> UpstreamRequest:
         """The channel's Realtime API WebSocket (``ws(s)://…/v1/realtime?model=``), with its
         key; ``OpenAI-Beta: realtime=v1`` only for a client of the beta protocol (the GA
         protocol is what an upstream speaks without it)."""
-        url = self.url(target, "/v1/realtime")
-        scheme, sep, rest = url.partition("://")
-        url = f"{WS_SCHEMES.get(scheme.lower(), scheme)}{sep}{rest}?model={quote(target.model, safe='')}"
+        url = websocket_url(self.endpoint_url(target, "realtime"))
         headers = self.auth_headers(target)
         if beta:
             headers["OpenAI-Beta"] = "realtime=v1"
-        return UpstreamRequest(WEBSOCKET, url, headers, b"")
+        return UpstreamRequest(WEBSOCKET, f"{url}?model={quote(target.model, safe='')}", headers, b"")
+
+    def models_request(self, target: UpstreamTarget) -> UpstreamRequest | None:
+        if self.models_path is None or not self.preset(target.channel_type).lists_models:
+            return None
+        query = f"?{self.models_query}" if self.models_query else ""
+        return UpstreamRequest("GET", self.endpoint_url(target, "models") + query, self.auth_headers(target))
+
+    def parse_models(self, body: bytes) -> list[str]:
+        """OpenAI's ``{"data": [{"id"}]}``, or the bare array some vendors answer (Together)."""
+        try:
+            obj = json_loads(body)
+        except JSONDecodeError:
+            raise malformed_response() from None
+        items = obj if isinstance(obj, list) else obj.get("data") if isinstance(obj, dict) else None
+        if not isinstance(items, list):
+            raise malformed_response()
+        return [str(item["id"]) for item in items if isinstance(item, dict) and isinstance(item.get("id"), str)]
 
     def read_response(self, obj: Any) -> ChatResponse:
         return responses.parse_response(obj)
@@ -201,17 +211,26 @@ class OpenAICompatibleProvider(HttpJsonProvider):
 
     async def fetch_balance(self, target: UpstreamTarget, fetch: BalanceFetch) -> float | None:
         """OpenAI's billing endpoints (see :mod:`faregate_adapter_openai.billing`) for the
-        :attr:`balance_types`; other types cannot tell."""
-        if target.channel_type not in self.balance_types:
+        types whose row says so (OpenAI, Custom, as new-api); other types cannot tell."""
+        preset = self.presets.get(target.channel_type)
+        if preset is None or not preset.balance:
             return None
-        return await billing.fetch_balance(target, fetch, self.auth_headers(target))
+        return await billing.fetch_balance(dataclasses.replace(target, base_url=preset.base(target.base_url)),
+                                           fetch, self.auth_headers(target))
+
+
+def websocket_url(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    return f"{WS_SCHEMES.get(scheme.lower(), scheme)}{sep}{rest}"
 
 
 class OpenAIProvider(OpenAICompatibleProvider):
+    """OpenAI, and every vendor of :data:`~faregate_adapter_openai.presets.PRESETS`."""
+
     name = "openai"
-    channel_types = OPENAI_COMPATIBLE_TYPES
-    default_base_url = "https://api.openai.com"
-    balance_types = frozenset({1, 8})  # OpenAI and Custom, as new-api
+    channel_types = tuple(PRESETS)
+    presets = PRESETS
+    default_base_url = ""  # per channel type: each row's own (the core's fallback would be one for all)
     model_catalog = MODEL_CATALOG
 
     def fake_server(self, host: str, port: int, api_key: str | None) -> FakeOpenAI:

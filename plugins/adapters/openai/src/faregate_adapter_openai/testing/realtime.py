@@ -96,12 +96,13 @@ class Tokens:
     audio: int = 0
 
 
-async def answer(fake: FakeOpenAI, request: Request, response: Response) -> None:
-    """``GET /v1/realtime``: a WebSocket session, or OpenAI's 400 for what is not one."""
+async def answer(fake: FakeOpenAI, request: Request, response: Response, model: str | None = None) -> None:
+    """``GET /v1/realtime``: a WebSocket session, or OpenAI's 400 for what is not one.
+    ``model``: the session's when the URL names it otherwise (Azure's ``deployment``)."""
     if not is_upgrade(request):
         return response.send(400, error_body(400, "The Realtime API requires a WebSocket upgrade",
                                              type="invalid_request_error", code=None))
-    model = request.query.get("model")
+    model = model or request.query.get("model")
     if not model:
         return response.send(400, error_body(400, "Missing required parameter: 'model'.",
                                              type="invalid_request_error", param="model",

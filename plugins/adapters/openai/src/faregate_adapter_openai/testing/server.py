@@ -25,6 +25,9 @@ legacy billing pair new-api reads balances from: ``GET /v1/dashboard/billing/sub
 (:mod:`faregate_adapter_openai.testing.realtime`); anything else is OpenAI's 404. With a key set,
 ``Authorization: Bearer <key>`` is required (else OpenAI's 401, the key masked).
 
+A :class:`Vendor` makes it another vendor's OpenAI-compatible API (its root, the fields it
+refuses, when it reports a stream's usage); :mod:`.azure` is Azure OpenAI's.
+
 Every chat request body is validated against OpenAI's published request schema
 (``CreateChatCompletionRequest``, :mod:`.schema`): a violation is answered 400
 ``invalid_request_error`` with the schema error, and recorded in :attr:`FakeOpenAI.violations`
@@ -45,7 +48,8 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Awaitable, Callable, Iterable
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import orjson
 
@@ -64,7 +68,7 @@ from faregate_adapter_openai.testing.errors import auth_error_message, error_bod
 from faregate_adapter_openai.testing.moderations import moderations_body
 from faregate_adapter_openai.testing.responses import compact_body, read_responses, response_body, response_frames
 
-__all__ = ["DEFAULT_MODELS", "FAULT_KINDS", "FakeOpenAI", "Fault"]
+__all__ = ["DEFAULT_MODELS", "FAULT_KINDS", "FakeOpenAI", "Fault", "Vendor"]
 
 FAULT_KINDS = fake_server.FAULT_KINDS | {"html", "malformed_chunk"}
 DEFAULT_MODELS = ("gpt-4o", "gpt-4o-mini", "gpt-3.5-turbo")
@@ -75,6 +79,31 @@ SCHEMA_CHECKED = {"/v1/chat/completions": "CreateChatCompletionRequest", "/v1/em
                   "/v1/moderations": "CreateModerationRequest", "/v1/completions": "CreateCompletionRequest",
                   images.GENERATIONS_PATH: "CreateImageRequest"}  # edits: multipart or JSON, images.edit_problem
 SCHEMA_CHECKED.update({"/v1/responses": "CreateResponse", "/v1/responses/compact": "CompactResponseMethodPublicBody"})
+
+
+@dataclass(frozen=True, slots=True)
+class Vendor:
+    """What makes the fake another vendor's OpenAI-compatible API: the root its OpenAI paths
+    live under (Zhipu's ``/api/paas/v4``, Groq's ``/openai/v1``), the body fields it refuses
+    (answered 400 ``Unrecognized request argument supplied`` and recorded as a violation, as
+    a vendor refusing ``stream_options`` does), when a stream ends with a usage chunk
+    (``asked``: as OpenAI, on ``stream_options.include_usage``; ``always``; ``never``), and
+    whether ``GET {root}/models`` lists its models."""
+
+    root: str = "/v1"
+    refuses: frozenset[str] = frozenset()
+    usage_chunk: Literal["asked", "always", "never"] = "asked"
+    lists_models: bool = True
+
+    def refused_field(self, body: Any) -> str | None:
+        if isinstance(body, dict):
+            for name in sorted(self.refuses):
+                if name in body:
+                    return name
+        return None
+
+    def stream_usage(self, asked: bool) -> bool:
+        return asked if self.usage_chunk == "asked" else self.usage_chunk == "always"
 
 
 class Fault(fake_server.Fault):
@@ -92,12 +121,14 @@ class FakeOpenAI(FakeServer):
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, api_key: str | None = None,
                  key: str | None = None, latency: float = 0.0, models: Iterable[str] = (),
-                 validate_requests: bool = True) -> None:
+                 validate_requests: bool = True, vendor: Vendor | None = None) -> None:
         """``api_key`` (or ``key``, its name on every fake) is the key it requires (None:
         any); ``latency`` seconds pass before every answer; ``models`` are listed after
-        :data:`DEFAULT_MODELS`; ``validate_requests`` checks chat bodies against the spec."""
+        :data:`DEFAULT_MODELS`; ``validate_requests`` checks chat bodies against the spec;
+        ``vendor`` makes it another vendor's OpenAI-compatible API (:class:`Vendor`)."""
         super().__init__(host, port, key=key if key is not None else api_key, latency=latency,
                          validate_requests=validate_requests)
+        self.vendor = vendor or Vendor()
         self.models: list[str] = list(dict.fromkeys([*DEFAULT_MODELS, *models]))
         self._models_body = b""
         #: what the billing endpoints report: balance = hard_limit_usd - total_usage / 100
@@ -167,12 +198,27 @@ class FakeOpenAI(FakeServer):
         if self.key is not None and request.headers.get("authorization") != f"Bearer {self.key}":
             message = auth_error_message(request.headers.get("authorization", ""))
             return response.send(401, error_body(401, message, type="invalid_request_error", code="invalid_api_key"))
+        vendor = self.vendor
+        if vendor.root != "/v1":  # another vendor's root: its paths are OpenAI's there, nowhere else
+            if not request.path.startswith(vendor.root + "/"):
+                return response.send(404, error_body(404, f"Invalid URL ({request.method} {request.path})",
+                                                     type="invalid_request_error", code=None))
+            request.path = "/v1" + request.path[len(vendor.root):]
+        refused = vendor.refused_field(request.json) if request.method == "POST" else None
+        if refused is not None:
+            self.violations.append({"path": request.path, "error": f"refused field {refused}", "json": request.json})
+            return response.send(400, error_body(400, f"Unrecognized request argument supplied: {refused}",
+                                                 type="invalid_request_error", param=refused, code=None))
+        await self.route(request, response)
+
+    async def route(self, request: Request, response: Response) -> None:
+        """Answer an authenticated request at OpenAI's ``request.path``."""
         path, method = request.path, request.method
         if method == "POST" and path in self.post_routes:
             return await self.post_routes[path](request, response)
         if method == "GET" and path == realtime.PATH:
             return await realtime.answer(self, request, response)
-        if method == "GET" and path == "/v1/models":
+        if method == "GET" and path == "/v1/models" and self.vendor.lists_models:
             return response.send(200, self._models_body)
         if method == "GET" and path.startswith("/v1/dashboard/billing/"):
             return self._billing(request, response)
@@ -236,7 +282,7 @@ class FakeOpenAI(FakeServer):
             return await response.reply(200, completions.completion_body(answer))
         options = request.json.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
-        frames = completions.completion_frames(answer, include_usage)
+        frames = completions.completion_frames(answer, self.vendor.stream_usage(include_usage))
         fault = response.fault
         if fault is not None and fault.kind == "malformed_chunk":
             k = max(0, min(fault.after_chunks, len(frames) - 1))
@@ -263,6 +309,7 @@ class FakeOpenAI(FakeServer):
                                                  type="invalid_request_error", code="invalid_request_schema"))
         if not completion.stream:
             return await response.reply(200, completion_body(completion))
+        completion.include_usage = self.vendor.stream_usage(completion.include_usage)
         frames = completion_frames(completion)
         fault = response.fault
         if fault is not None and fault.kind == "malformed_chunk":
