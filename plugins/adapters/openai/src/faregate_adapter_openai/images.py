@@ -10,7 +10,10 @@ A form goes upstream as the client sent it (its bytes and content type) unless t
 channel maps the model, then re-encoded with the upstream's name; a JSON body goes up as
 checked (re-encoded, so a duplicated key cannot mean one thing here and another there).
 The answer comes back unchanged: an ``ImagesResponse``, or with ``stream`` the upstream's
-``image_generation.*`` / ``image_edit.*`` events.
+``image_generation.*`` / ``image_edit.*`` events. A provider of another plugin whose image
+API is a job (Replicate's predictions) serves generations through
+:class:`~faregate_adapter_openai.image_jobs.ImageJobProvider`: its job is polled and its
+images answered in the same ``ImagesResponse`` shape (:mod:`.image_jobs`).
 
 Billing (new-api's): a per-call price (``ModelPrice``) times the other ratios ``n``,
 ``size`` and ``quality``, reserved for the images asked and charged for the images
@@ -40,8 +43,9 @@ from faregate.api import (
     is_multipart,
     stream_outcome,
 )
-from faregate_adapter_openai import image_requests
+from faregate_adapter_openai import image_jobs, image_requests
 from faregate_adapter_openai.image_answers import ImageEventStream, read_answer
+from faregate_adapter_openai.image_jobs import ImageJobProvider
 from faregate_adapter_openai.image_requests import ImageAsk
 
 GENERATIONS = "images"
@@ -60,6 +64,8 @@ ROUTES = [
 #: where an exchange keeps its checked request and its uploaded form (``Exchange.extra``)
 ASK_KEY = "openai.images.ask"
 FORM_KEY = "openai.images.form"
+#: the attempt's target, for a job's polls (``Exchange.extra``)
+TARGET_KEY = "openai.images.target"
 
 
 @runtime_checkable
@@ -85,14 +91,25 @@ class Upload:
 class ImageOperation:
     """One attempt of an image endpoint: the checked request up, the answer down."""
 
+    #: a job's creation may answer 201 Created (Replicate) or 202 Accepted; an image answer is checked anyway
+    success_statuses = (200, 201, 202)
+
     def __init__(self, endpoint: str) -> None:
         self.endpoint = endpoint
 
     def serves(self, provider: Provider, channel_type: int) -> bool:
-        return provider.serves(self.endpoint, channel_type) and isinstance(provider, ImageEndpointProvider)
+        if not provider.serves(self.endpoint, channel_type):
+            return False
+        return isinstance(provider, ImageEndpointProvider) or (
+            self.endpoint == GENERATIONS and isinstance(provider, ImageJobProvider))
 
     def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
-        assert isinstance(provider, ImageEndpointProvider)
+        if not isinstance(provider, ImageEndpointProvider):
+            assert isinstance(provider, ImageJobProvider)
+            if ex.summary is not None and ex.summary.stream:
+                raise bad_request(f"a {provider_name(provider)} channel does not stream images", param="stream")
+            ex.extra[TARGET_KEY] = target
+            return provider.build_generation({**ex.body, "model": target.model}, target)
         upload = ex.extra.get(FORM_KEY)
         if not isinstance(upload, Upload):
             return provider.build_json(self.endpoint, {**ex.body, "model": target.model}, b"", target)
@@ -117,7 +134,11 @@ class ImageOperation:
             await resp.aclose()
         ex.upstream_seconds += time.perf_counter() - ex.answer_at
         ex.answer_at = 0.0
-        images, usage = read_answer(body)
+        if isinstance(provider, ImageJobProvider) and not isinstance(provider, ImageEndpointProvider):
+            body, images = await self._job(ex, provider, body, ask)
+            usage = None
+        else:
+            images, usage = read_answer(body)
         images = min(images, ask.n)  # never more than were asked (and reserved)
         estimated = usage is None
         if usage is None:  # none reported: what is certain of what came back
@@ -128,6 +149,24 @@ class ImageOperation:
         ratios = {**ask.other_ratios(), "n": float(images)} if per_call else {}
         ex.settle(usage, end_reason="done", estimated=estimated, other_ratios=ratios)
         return ex.raw_json(body)
+
+    @staticmethod
+    async def _job(ex: Exchange, provider: ImageJobProvider, body: bytes, ask: ImageAsk) -> tuple[bytes, int]:
+        """A job's images (polled until done) as an ``ImagesResponse``, and how many."""
+        target = ex.extra[TARGET_KEY]
+        try:
+            first = image_jobs.read(provider, body, target)
+        except GatewayError as err:
+            if err.code == "bad_response_body":  # not a job: another channel may answer
+                raise AttemptFailed(err) from None
+            raise image_jobs.scrub(err, ex.secrets) from None
+        urls = (await image_jobs.wait_for_images(ex, provider, target, first))[:ask.n]
+        response_format = ex.body.get("response_format")
+        return await image_jobs.render_images(ex, urls, response_format), len(urls)
+
+
+def provider_name(provider: object) -> str:
+    return str(getattr(provider, "name", "job")).capitalize()
 
 
 class ImageDriver:

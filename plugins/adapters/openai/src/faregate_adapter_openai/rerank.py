@@ -2,7 +2,8 @@
 documents, top_n, return_documents}`` in, ``{results: [{index, relevance_score,
 document?}], usage}`` out, relayed to channels whose provider serves the ``rerank``
 endpoint kind at ``/v1/rerank`` (Jina, SiliconFlow, Custom and the other generic
-OpenAI-compatible types).
+OpenAI-compatible types), or in its own wire format when the provider implements
+:class:`RerankProvider` (another plugin's: Cohere's ``/v2/rerank``).
 
 As new-api does, the upstream gets the declared fields only (checked and bounded; the
 channel's model name), and the answer is normalised: each result keeps ``index``,
@@ -14,7 +15,7 @@ on the estimate of the query and documents, and its answer shows that estimate."
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from faregate.api import (
     AttemptFailed,
@@ -83,25 +84,57 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SCORE_TOKENS else 0
 
 
+@runtime_checkable
+class RerankProvider(Protocol):
+    """A provider whose rerank API has a wire format of its own (besides declaring the
+    ``rerank`` endpoint kind). Structural: a plugin implements the two methods without
+    importing this one. Both are pure; the operation does the I/O and the billing."""
+
+    def build_rerank(self, body: dict[str, Any], target: UpstreamTarget) -> UpstreamRequest:
+        """The upstream request for ``body``: the checked fields of :data:`FORWARDED` that were
+        given, ``model`` the channel's name for it."""
+        ...
+
+    def read_rerank(self, body: bytes, request: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+        """The answer to ``request`` (what :meth:`build_rerank` got) as new-api's results
+        (``{"index", "relevance_score", "document"?}``), and the tokens it reports (0: none);
+        ``ValueError`` (``TypeError``, ``KeyError``…) when it is not a rerank answer."""
+        ...
+
+
+_SHAPE_ERRORS = (ValueError, TypeError, KeyError, AttributeError)  # incl. JSON errors
+
+
+def _malformed() -> AttemptFailed:
+    return AttemptFailed(GatewayError(502, "upstream sent a malformed rerank response", code="bad_response_body",
+                                      upstream=True))
+
+
+def checked_results(items: Any, documents: int) -> list[dict[str, Any]]:
+    """``items`` as new-api's results: each an index of one of the ``documents`` and a
+    numeric score, with the document the upstream returned; ``ValueError`` otherwise."""
+    results = []
+    for item in items:
+        index, score = item["index"], item["relevance_score"]
+        if not (isinstance(index, int) and 0 <= index < documents) or isinstance(index, bool) \
+                or isinstance(score, bool) or not isinstance(score, int | float):
+            raise ValueError("result")
+        result: dict[str, Any] = {"index": index, "relevance_score": score}
+        if item.get("document") is not None:
+            result["document"] = item["document"]
+        results.append(result)
+    return results
+
+
 def normalise(body: bytes, documents: int) -> tuple[list[dict[str, Any]], int]:
     """The results of an upstream's answer in new-api's shape, and the tokens its usage
     reports (0: none); :class:`AttemptFailed` when it is not a rerank answer."""
     try:
         obj = json_loads(body)
-        results = []
-        for item in obj["results"]:
-            index, score = item["index"], item["relevance_score"]
-            if not (isinstance(index, int) and 0 <= index < documents) or isinstance(score, bool) \
-                    or not isinstance(score, int | float):
-                raise ValueError("result")
-            result: dict[str, Any] = {"index": index, "relevance_score": score}
-            if item.get("document") is not None:
-                result["document"] = item["document"]
-            results.append(result)
+        results = checked_results(obj["results"], documents)
         usage = obj.get("usage")
-    except (ValueError, TypeError, KeyError, AttributeError):  # incl. JSON errors
-        raise AttemptFailed(GatewayError(502, "upstream sent a malformed rerank response", code="bad_response_body",
-                                         upstream=True)) from None
+    except _SHAPE_ERRORS:
+        raise _malformed() from None
     tokens = 0
     if isinstance(usage, dict):  # Jina: total_tokens; some others: prompt_tokens only
         tokens = _count(usage.get("total_tokens")) or _count(usage.get("prompt_tokens"))
@@ -114,11 +147,13 @@ class RerankOperation:
     endpoint = RERANK
 
     def serves(self, provider: Provider, channel_type: int) -> bool:
-        return provider.serves(RERANK, channel_type) and isinstance(provider, JsonEndpointProvider)
+        return provider.serves(RERANK, channel_type) and isinstance(provider, RerankProvider | JsonEndpointProvider)
 
     def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
-        assert isinstance(provider, JsonEndpointProvider)
         body = {"model": target.model, **{k: ex.body[k] for k in FORWARDED if ex.body.get(k) is not None}}
+        if isinstance(provider, RerankProvider):
+            return provider.build_rerank(body, target)
+        assert isinstance(provider, JsonEndpointProvider)
         return provider.build_json(RERANK, body, b"", target)
 
     async def finish(self, ex: Exchange, provider: Provider, resp: Any, passthrough: bool) -> Outcome:
@@ -132,7 +167,17 @@ class RerankOperation:
         ex.upstream_seconds += time.perf_counter() - ex.answer_at
         ex.answer_at = 0.0
         assert ex.summary is not None
-        results, tokens = normalise(body, len(ex.body["documents"]))
+        documents = len(ex.body["documents"])
+        if isinstance(provider, RerankProvider):
+            request = {k: ex.body[k] for k in FORWARDED if ex.body.get(k) is not None}
+            try:
+                results, tokens = provider.read_rerank(body, request)
+                results = checked_results(results, documents)
+            except _SHAPE_ERRORS:
+                raise _malformed() from None
+            tokens = _count(tokens)
+        else:
+            results, tokens = normalise(body, documents)
         estimated = tokens == 0  # none reported: new-api bills (and shows) its own estimate
         if estimated:
             tokens = max(1, ex.summary.prompt_tokens)
