@@ -271,6 +271,8 @@ async def test_an_upload_over_25_mb_is_a_413_before_it_is_read(gateway: Any, key
 async def test_a_failing_channel_hands_over_and_charges_nothing(gateway: Any, admin: Any, client: Any,
                                                                 fake_openai: Any) -> None:
     await admin.set_option("RetryTimes", 1)
+    # the failed channel is asked again at once (no cooldown: tests/faults/test_channel_cooldown.py)
+    await admin.set_option("ChannelCooldownBaseSeconds", "0")
     async with type(fake_openai)() as second:
         await admin.add_channel(base_url=second.base_url, models="whisper-1", name="second", priority=-1)
         fake_openai.fail_next(500, "the model is overloaded")

@@ -459,6 +459,8 @@ async def test_a_failed_dial_fails_over_and_a_refused_key_disables_the_channel(
         id_a = await admin.add_channel(base_url=a.base_url, models=MODEL, name="A", priority=10)
         id_b = await admin.add_channel(base_url=b.base_url, models=MODEL, name="B", priority=0)
         await admin.set_option("RetryTimes", "2")
+        # A is dialed again at once (no cooldown: tests/faults/test_channel_cooldown.py)
+        await admin.set_option("ChannelCooldownBaseSeconds", "0")
         await prices(admin)
         token = await admin.add_token(remain_quota=50 * QPU)
         headers = {"Authorization": f"Bearer {token}"}

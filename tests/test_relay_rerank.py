@@ -155,6 +155,8 @@ async def test_an_answer_without_usage_is_billed_on_the_estimate(gateway: Any, k
 
 async def test_failover_and_a_malformed_answer(gateway: Any, admin: Any, key: str, fake_jina: FakeJina) -> None:
     await admin.set_option("RetryTimes", 1)
+    # the failed channel is asked again at once (no cooldown: tests/faults/test_channel_cooldown.py)
+    await admin.set_option("ChannelCooldownBaseSeconds", "0")
     async with FakeJina() as first:
         id_first = await admin.add_channel(base_url=first.base_url, models=MODEL, type=38, name="first",
                                            priority=10)

@@ -10,12 +10,15 @@ hot path (tests, admin tools).
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Mapping
 
 import aiohttp
+from python_socks import ProxyError
 
 from faregate import __version__
 from faregate.contracts import UpstreamRequest
+from faregate.net.proxy import is_socks
 
 USER_AGENT = f"faregate/{__version__}"
 #: the largest message an upstream WebSocket may send (a realtime session's biggest events,
@@ -23,6 +26,8 @@ USER_AGENT = f"faregate/{__version__}"
 WS_MAX_MESSAGE = 32 * 1024 * 1024
 #: seconds to wait for an upstream's answer to our close frame
 WS_CLOSE_TIMEOUT = 5.0
+#: socks proxies with a session (and connection pool) of their own at once
+MAX_SOCKS_SESSIONS = 64
 
 
 class UpstreamTransportError(Exception):
@@ -167,56 +172,91 @@ class WebSocketHandshake(UpstreamResponse):
 
 
 class UpstreamClient:
+    """One pooled session for direct calls and http(s) proxies (aiohttp's ``proxy=``); a
+    socks proxy needs a connector of its own, so each socks URL gets a session of its own
+    (at most :data:`MAX_SOCKS_SESSIONS`, the least recently used closed first)."""
+
     def __init__(self, *, connect_timeout: float, first_byte_timeout: float,
                  max_connections: int = 1000) -> None:
         self._connect = connect_timeout
         self._first_byte = first_byte_timeout
         self._max = max_connections
         self._session: aiohttp.ClientSession | None = None
+        self._socks: OrderedDict[str, aiohttp.ClientSession] = OrderedDict()
 
-    async def start(self) -> None:
-        connector = aiohttp.TCPConnector(limit=self._max, limit_per_host=0, keepalive_timeout=60)
-        self._session = aiohttp.ClientSession(
+    def _new_session(self, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
             connector=connector,
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._connect),
             cookie_jar=aiohttp.DummyCookieJar(),  # never carry one tenant's cookies to the next
             auto_decompress=True,
         )
 
-    async def stop(self) -> None:
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
+    async def start(self) -> None:
+        self._session = self._new_session(aiohttp.TCPConnector(limit=self._max, limit_per_host=0,
+                                                               keepalive_timeout=60))
 
-    async def send(self, req: UpstreamRequest, *, stream: bool = False) -> UpstreamResponse:
-        """Send and wait for the response headers (``first_byte_timeout``); the body is
-        read by the caller."""
+    async def stop(self) -> None:
+        sessions = [*self._socks.values(), self._session]
+        self._socks.clear()
+        for session in sessions:
+            if session is not None and not session.closed:
+                await session.close()
+
+    def _route(self, proxy: str) -> tuple[aiohttp.ClientSession, str | None]:
+        """The session and ``proxy=`` argument for a call through ``proxy`` ("" direct)."""
         assert self._session is not None, "UpstreamClient.start() was not awaited"
+        if not proxy:
+            return self._session, None
+        if not is_socks(proxy):
+            return self._session, proxy
+        session = self._socks.get(proxy)
+        if session is None or session.closed:
+            from aiohttp_socks import ProxyConnector
+
+            session = self._socks[proxy] = self._new_session(
+                ProxyConnector.from_url(proxy, rdns=True, limit=self._max, limit_per_host=0, keepalive_timeout=60))
+            while len(self._socks) > MAX_SOCKS_SESSIONS:
+                _, evicted = self._socks.popitem(last=False)
+                asyncio.get_running_loop().create_task(evicted.close())
+        self._socks.move_to_end(proxy)
+        return session, None
+
+    def _wait(self, timeout: float | None) -> float:
+        return self._first_byte if timeout is None else max(0.0, min(self._first_byte, timeout))
+
+    async def send(self, req: UpstreamRequest, *, stream: bool = False, proxy: str = "",
+                   timeout: float | None = None) -> UpstreamResponse:
+        """Send and wait for the response headers (``first_byte_timeout``, or ``timeout``
+        when shorter); the body is read by the caller. ``proxy``: the channel's proxy URL."""
+        session, via = self._route(proxy)
         # our own User-Agent rather than skip_auto_headers, which sends aiohttp down a slow path
         req.headers.setdefault("User-Agent", USER_AGENT)
         try:
-            async with asyncio.timeout(self._first_byte):
-                resp = await self._session.request(req.method, req.url, headers=req.headers, data=req.body,
-                                                   allow_redirects=False)
-        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            async with asyncio.timeout(self._wait(timeout)):
+                resp = await session.request(req.method, req.url, headers=req.headers, data=req.body,
+                                             allow_redirects=False, proxy=via)
+        except (aiohttp.ClientError, OSError, TimeoutError, ProxyError) as exc:
             raise _wrap(exc) from exc
         return UpstreamResponse(resp)
 
-    async def websocket(self, req: UpstreamRequest) -> WebSocketHandshake:
+    async def websocket(self, req: UpstreamRequest, *, proxy: str = "",
+                        timeout: float | None = None) -> WebSocketHandshake:
         """Open a WebSocket to ``req.url`` with ``req.headers`` (within ``first_byte_timeout``),
         through the same pool: a handshake of status 101 with its connection, or the status
         the upstream refused the upgrade with. No compression is offered (no inflating of
         what an upstream sends beyond :data:`WS_MAX_MESSAGE`)."""
-        assert self._session is not None, "UpstreamClient.start() was not awaited"
+        session, via = self._route(proxy)
         req.headers.setdefault("User-Agent", USER_AGENT)
         try:
-            async with asyncio.timeout(self._first_byte):
-                ws = await self._session.ws_connect(
+            async with asyncio.timeout(self._wait(timeout)):
+                ws = await session.ws_connect(
                     req.url, headers=req.headers, max_msg_size=WS_MAX_MESSAGE, compress=0, autoping=True,
-                    timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=WS_CLOSE_TIMEOUT))
+                    timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=WS_CLOSE_TIMEOUT), proxy=via)
         except aiohttp.WSServerHandshakeError as exc:
             if exc.status is None or exc.status == 101:  # upgraded, but not a WebSocket we can speak
                 raise UpstreamTransportError("bad WebSocket handshake") from exc
             return WebSocketHandshake(exc.status, exc.headers or {})
-        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        except (aiohttp.ClientError, OSError, TimeoutError, ProxyError) as exc:
             raise _wrap(exc) from exc
         return WebSocketHandshake(101, {}, UpstreamWebSocket(ws))

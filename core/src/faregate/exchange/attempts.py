@@ -1,11 +1,13 @@
 """The attempt loop: choose a channel, rewrite, build and send the upstream request,
-classify what comes back; retry on another channel (excluding the failed one), or
-disable a channel whose key is dead. What a 200 becomes is the endpoint kind's
+classify what comes back; retry on another channel (never one already tried), another key
+of the same multi-key channel when the failure was the key's (a 429, a dead key), within
+``RetryTimes`` and ``RetryTimeLimitSeconds``. A failing channel or key cools down
+(:mod:`faregate.exchange.breaker`); a dead key's channel is disabled
+(:mod:`faregate.exchange.health`). What a 200 becomes is the endpoint kind's
 :class:`Operation`'s business."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from collections.abc import Mapping
@@ -13,9 +15,23 @@ from typing import TYPE_CHECKING, Protocol
 
 from faregate.contracts import WEBSOCKET, Provider, UpstreamRequest, UpstreamTarget
 from faregate.db import models as m
-from faregate.errors import GatewayError, model_not_found, shield
+from faregate.errors import GatewayError, model_not_found
+from faregate.exchange.breaker import CHANNEL
+from faregate.exchange.channel_request import customize, override_context
+from faregate.exchange.header_override import apply_headers
+from faregate.exchange.health import (
+    MAX_ERROR_BODY,
+    MAX_KEY_ROTATIONS,
+    judge_answer,
+    read_retry_headers,
+    trip,
+    upstream_error,
+)
+from faregate.exchange.param_override import OverrideRefused, invalid
 from faregate.exchange.routing import map_model, select_channel
+from faregate.exchange.system_prompt import LOG_OTHER, note_log
 from faregate.hooks import await_me_maybe
+from faregate.state.channel_features import NO_FEATURES
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
 
 if TYPE_CHECKING:
@@ -25,7 +41,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("faregate.relay")
 
-MAX_ERROR_BODY = 1 << 20
+# what other modules import from here
+__all__ = ["MAX_ERROR_BODY", "AttemptFailed", "Operation", "apply_headers", "choose", "read_retry_headers",
+           "run_attempts", "unable_channels", "upstream_error", "upstream_target"]
 
 
 class AttemptFailed(Exception):
@@ -55,89 +73,164 @@ class Operation(Protocol):
         ...
 
     async def finish(self, ex: Exchange, provider: Provider, resp: UpstreamResponse, passthrough: bool) -> Outcome:
-        """Turn the upstream's 200 (101) into the client's outcome (settling the exchange, now
-        or when a stream ends); raise :class:`AttemptFailed` to try another channel."""
+        """Turn the upstream's 200 (101; an operation with ``success_statuses``, e.g. ``(200,
+        201)``, any of those) into the client's outcome (settling the exchange, now or when a
+        stream ends); raise :class:`AttemptFailed` to try another channel."""
         ...
+
+
+class _Failed(Exception):
+    """One call failed in a way another channel may not (``rotate``: another key of the
+    same channel may) answer."""
+
+    def __init__(self, error: GatewayError, rotate: bool = False) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.rotate = rotate
 
 
 async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
     gw = ex.gateway
     options = gw.snapshot.options
     principal = ex.principal
-    summary = ex.summary
-    assert principal is not None and summary is not None, "admit before relaying"
+    assert principal is not None and ex.summary is not None, "admit before relaying"
     excluded = unable_channels(ex, op)
     last_error: GatewayError | None = None
-    original_body, original_raw = ex.body, ex.raw
+    original = (ex.body, ex.raw)
     attempts = 1 if principal.pinned_channel is not None else options.retry_times + 1
+    deadline = time.monotonic() + options.retry_time_limit
+    calls = 0
     for attempt in range(attempts):
+        if attempt and time.monotonic() >= deadline:
+            log.warning("no further channel tried: the request spent %.0f s on attempts (RetryTimeLimitSeconds)",
+                        options.retry_time_limit)
+            break
         ex.attempt = attempt
         channel = choose(ex, attempt, excluded)
         if channel is None:
             break
         ex.channel = channel
         ex.tried.append(channel.id)
+        excluded.add(channel.id)  # never the same channel twice in one request
         provider = gw.providers.get(channel.type)
         if provider is None or not op.serves(provider, channel.type):  # a pinned channel: not filtered beforehand
-            excluded.add(channel.id)
             last_error = cannot_serve(ex, op, channel.type, provider)
             continue
-        ex.upstream_model = map_model(channel.model_mapping, ex.model)
-        if attempt:
-            ex.restart_attempt(original_body, original_raw)
-        for rewriter in gw.request_rewriters:
-            await await_me_maybe(rewriter.rewrite(ex))
-        try:
-            target = await upstream_target(channel, provider, ex.upstream_model, stream=summary.stream,
-                                           client_headers=ex.request.headers)
-            ex.secrets = (*channel.keys, target.key)
-            passthrough = provider.native_format == ex.format.name and not channel.setting.get("force_convert")
-            upstream_req = op.build(ex, provider, target, passthrough)
-        except GatewayError as refused:
-            if not (refused.code or "").startswith("channel:"):
-                raise  # the request's own problem: no other channel would take it either
-            # the channel's configuration (a malformed key …): the operator's to fix, another may serve
-            log.warning("channel %s cannot be called: %s", channel.id, refused.message)
-            excluded.add(channel.id)
-            last_error = refused
-            continue
-        apply_header_override(upstream_req, channel.header_override, target.key)
-        sent = time.perf_counter()
-        # a WEBSOCKET request (a realtime session) is an upgrade: 101 is its success
-        websocket = upstream_req.method == WEBSOCKET
-        try:
-            if websocket:
-                resp: UpstreamResponse = await gw.upstream.websocket(upstream_req)
-            else:
-                resp = await gw.upstream.send(upstream_req, stream=summary.stream)
-        except UpstreamTransportError as exc:
-            ex.upstream_seconds += time.perf_counter() - sent
-            log.warning("channel %s: request failed: %s", channel.id, exc)
-            last_error = GatewayError(500, "upstream error: do request failed", code="do_request_failed",
-                                      upstream=True)
-            excluded.add(channel.id)
-            continue
-        ex.answer_at = time.perf_counter()
-        ex.upstream_seconds += ex.answer_at - sent
-        if resp.status_code != (101 if websocket else 200):
-            err = await upstream_error(ex, provider, resp, channel)
-            ex.upstream_seconds += time.perf_counter() - ex.answer_at
-            ex.answer_at = 0.0
-            excluded.add(channel.id)
-            last_error = err
-            if not options.should_retry_status(err.status) or err.code == "bad_response_body":
-                raise err
-            continue
-        try:
-            return await op.finish(ex, provider, resp, passthrough)
-        except AttemptFailed as failed:
-            ex.upstream_seconds += time.perf_counter() - ex.answer_at if ex.answer_at else 0.0
-            ex.answer_at = 0.0
-            last_error = failed.error
-            excluded.add(channel.id)
+        tried_keys: set[str] = set()
+        while True:
+            if calls:
+                ex.restart_attempt(*original)
+            calls += 1
+            remaining = deadline - time.monotonic()
+            try:
+                return await _call(ex, op, channel, provider, tried_keys, remaining if calls > 1 else None)
+            except _Failed as failed:
+                last_error = failed.error
+                rotate = failed.rotate
+            if not (rotate and len(tried_keys) <= MAX_KEY_ROTATIONS and time.monotonic() < deadline
+                    and any(k not in tried_keys for k in channel.keys)):
+                break
+            log.warning("channel %s: trying another of its keys", channel.id)
     if last_error is not None:
         raise last_error
     raise model_not_found(ex.model, principal.group)
+
+
+async def _call(ex: Exchange, op: Operation, channel: ChannelEntry, provider: Provider, tried_keys: set[str],
+                limit: float | None) -> Outcome:
+    """One upstream call on ``channel`` with a key it has not tried yet; raises
+    :class:`_Failed` (another channel, or key, may answer) or the final ``GatewayError``.
+    ``limit``: seconds left for its answer's headers (a retry within the time cap)."""
+    gw = ex.gateway
+    summary = ex.summary
+    assert summary is not None
+    breakers = gw.breakers
+    if channel.multi_key:  # skip the keys this request tried and those cooling down
+        now = time.monotonic()
+        key = channel.pick_key(lambda k: k in tried_keys or breakers.key_blocked(channel.id, k, now))
+    else:
+        key = channel.pick_key()
+    tried_keys.add(key)
+    features = channel.features
+    ex.extra.pop(LOG_OTHER, None)  # what the log notes is the answering attempt's
+    ex.upstream_model = map_model(channel.model_mapping, ex.model)
+    for rewriter in gw.request_rewriters:
+        await await_me_maybe(rewriter.rewrite(ex))
+    try:
+        if features.problem:
+            raise invalid(features.problem)
+        target = await upstream_target(channel, provider, ex.upstream_model, stream=summary.stream,
+                                       client_headers=ex.request.headers, key=key)
+        ex.secrets = (*channel.keys, key, target.key)
+        passthrough = (provider.native_format_for(target) == ex.format.name
+                       and not channel.setting.get("force_convert"))
+        upstream_req = op.build(ex, provider, target, passthrough)
+        if features is not NO_FEATURES and customize(upstream_req, features, target.key, ex.request.headers,
+                                                     lambda: override_context(ex)):
+            note_log(ex, param_override=True)
+    except OverrideRefused as refused:
+        if not refused.retry:
+            raise  # the channel's override refuses this request (return_error): final
+        raise _Failed(refused) from None
+    except GatewayError as refused:
+        if not (refused.code or "").startswith("channel:"):
+            raise  # the request's own problem: no other channel would take it either
+        # the channel's configuration (a malformed key …): the operator's to fix, another may serve
+        log.warning("channel %s cannot be called: %s", channel.id, refused.message)
+        raise _Failed(refused) from None
+    if channel.multi_key:  # new-api's admin_info: which key answered
+        note_log(ex, multi_key_index=channel.key_index.get(key, 0))
+    breakers.begin(channel.id, key)
+    try:
+        return await _send(ex, op, channel, provider, upstream_req, key, limit, passthrough)
+    finally:
+        breakers.release(channel.id, key)  # no-op after a verdict; frees a trial the request left undecided
+
+
+async def _send(ex: Exchange, op: Operation, channel: ChannelEntry, provider: Provider,
+                upstream_req: UpstreamRequest, key: str, limit: float | None, passthrough: bool) -> Outcome:
+    """Send the attempt's request and classify what comes back (see :func:`_call`)."""
+    gw = ex.gateway
+    summary = ex.summary
+    assert summary is not None
+    breakers = gw.breakers
+    features = channel.features
+    sent = time.perf_counter()
+    # a WEBSOCKET request (a realtime session) is an upgrade: 101 is its success
+    websocket = upstream_req.method == WEBSOCKET
+    capped = limit is not None and limit < gw.settings.first_byte_timeout
+    try:
+        if websocket:
+            resp: UpstreamResponse = await gw.upstream.websocket(upstream_req, proxy=features.proxy, timeout=limit)
+        else:
+            resp = await gw.upstream.send(upstream_req, stream=summary.stream, proxy=features.proxy, timeout=limit)
+    except UpstreamTransportError as exc:
+        ex.upstream_seconds += time.perf_counter() - sent
+        log.warning("channel %s: request failed: %s", channel.id, exc)
+        if not (exc.timeout and capped):  # cut short by the request's time cap: not the channel's fault
+            trip(gw, channel, CHANNEL, f"request failed: {exc}")
+        raise _Failed(GatewayError(500, "upstream error: do request failed", code="do_request_failed",
+                                   upstream=True)) from None
+    ex.answer_at = time.perf_counter()
+    ex.upstream_seconds += ex.answer_at - sent
+    # 101 for an upgrade; an operation may take another 2xx (a job vendor's 201 Created)
+    if resp.status_code not in ((101,) if websocket else getattr(op, "success_statuses", (200,))):
+        err = await upstream_error(ex, provider, resp, channel)
+        ex.upstream_seconds += time.perf_counter() - ex.answer_at
+        ex.answer_at = 0.0
+        rotate = judge_answer(ex, channel, key, resp.status_code, err)
+        if not gw.snapshot.options.should_retry_status(err.status) or err.code == "bad_response_body":
+            raise err
+        raise _Failed(err, rotate)
+    try:
+        outcome = await op.finish(ex, provider, resp, passthrough)
+    except AttemptFailed as failed:
+        ex.upstream_seconds += time.perf_counter() - ex.answer_at if ex.answer_at else 0.0
+        ex.answer_at = 0.0
+        trip(gw, channel, CHANNEL, f"a broken answer ({failed.error.code})")
+        raise _Failed(failed.error) from None
+    breakers.success(channel.id, key)
+    return outcome
 
 
 def unable_channels(ex: Exchange, op: Operation) -> set[int]:
@@ -175,20 +268,24 @@ def cannot_serve(ex: Exchange, op: Operation, channel_type: int, provider: Provi
 
 
 async def upstream_target(channel: ChannelEntry, provider: Provider, model: str, *, stream: bool,
-                          client_headers: Mapping[str, str]) -> UpstreamTarget:
+                          client_headers: Mapping[str, str], key: str | None = None) -> UpstreamTarget:
     """Where and as whom one call to ``channel`` goes: its base URL (else the provider's
-    default), one of its keys, turned into the upstream's credential where the provider
-    needs a token exchange. ``model`` is the upstream's name (after the channel's mapping).
-    A multi-key channel offers only its enabled keys, rotated or at random by its mode."""
-    target = UpstreamTarget(base_url=channel.base_url or provider.default_base_url, key=channel.pick_key(),
-                            model=model, stream=stream, channel_type=channel.type, other=channel.other,
-                            settings=channel.setting, client_headers=client_headers)
+    default), ``key`` (else one of its keys), turned into the upstream's credential where
+    the provider needs a token exchange. ``model`` is the upstream's name (after the
+    channel's mapping). A multi-key channel offers only its enabled keys, rotated or at
+    random by its mode."""
+    target = UpstreamTarget(base_url=channel.base_url or provider.default_base_url,
+                            key=channel.pick_key() if key is None else key, model=model, stream=stream,
+                            channel_type=channel.type, other=channel.other, settings=channel.setting,
+                            client_headers=client_headers)
     if provider.prepare_credential is not None:
         target.key = await provider.prepare_credential(target)
     return target
 
 
 def choose(ex: Exchange, attempt: int, excluded: set[int]) -> ChannelEntry | None:
+    """The attempt's channel: one not cooling down; when every candidate cools down, the
+    one whose cooldown ends first (its half-open trial), rather than refusing the request."""
     gw = ex.gateway
     principal = ex.principal
     assert principal is not None
@@ -199,50 +296,20 @@ def choose(ex: Exchange, attempt: int, excluded: set[int]) -> ChannelEntry | Non
             raise GatewayError(403, "the pinned channel is disabled or does not exist", code="access_denied")
         return channel
     levels = gw.snapshot.levels(principal.group, ex.model)
-    return select_channel(levels, attempt, excluded, ex, gw.channel_filters, gw.channel_selectors)
-
-
-async def upstream_error(ex: Exchange, provider: Provider, resp: UpstreamResponse,
-                         channel: ChannelEntry) -> GatewayError:
-    """Read and classify an upstream's error answer; auto-disable a dead key's channel."""
-    try:
-        body = await resp.aread(MAX_ERROR_BODY)
-    except UpstreamTransportError:
-        body = b""
-    finally:
-        await resp.aclose()
-    gw = ex.gateway
-    status = resp.status_code
-    err = shield(provider.parse_error(status, body), ex.secrets, status)
-    err.upstream = True
-    read_retry_headers(err, resp.headers)
-    mapped = channel.status_code_mapping.get(str(status))
-    if mapped:
-        with contextlib.suppress(ValueError):
-            err.status = int(mapped)
-    options = gw.snapshot.options
-    if channel.auto_ban and options.auto_disable and options.should_disable(status, err):
-        gw.snapshot.drop_channel(channel.id)  # this worker stops routing to it now
-        gw.spawn(gw.disable_channel(channel.id, f"upstream answered {status}"))
-    log.warning("channel %s answered %s (%s): %s", channel.id, status, err.code, err.detail)
-    return err
-
-
-def read_retry_headers(err: GatewayError, headers: Mapping[str, str]) -> None:
-    """What the upstream said about retrying, for the client: ``retry-after-ms`` (more
-    precise, OpenAI's), else ``retry-after`` seconds; ``x-should-retry``."""
-    with contextlib.suppress(ValueError):
-        if headers.get("retry-after-ms"):
-            err.retry_after = float(headers["retry-after-ms"]) / 1000
-        elif headers.get("retry-after"):
-            err.retry_after = float(headers["retry-after"])
-    if err.retry_after is not None and not 0 <= err.retry_after <= 86_400:
-        err.retry_after = None  # a date, or nonsense: not ours to relay
-    should_retry = (headers.get("x-should-retry") or "").lower()
-    if should_retry in ("true", "false"):
-        err.should_retry = should_retry == "true"
-
-
-def apply_header_override(req: UpstreamRequest, override: dict[str, str], key: str) -> None:
-    for name, value in override.items():
-        req.headers[name] = value.replace("{api_key}", key)
+    filters, selectors = gw.channel_filters, gw.channel_selectors
+    if not gw.breakers.states:  # nothing has failed in this worker: no work
+        return select_channel(levels, attempt, excluded, ex, filters, selectors)
+    cooling = gw.breakers.cooling((c for level in levels for c in level), excluded, time.monotonic())
+    if not cooling:
+        return select_channel(levels, attempt, excluded, ex, filters, selectors)
+    chosen = select_channel(levels, attempt, excluded | cooling.keys(), ex, filters, selectors)
+    if chosen is not None:
+        return chosen
+    for channel_id in sorted(cooling, key=cooling.__getitem__):
+        others = excluded | (cooling.keys() - {channel_id})
+        chosen = select_channel(levels, attempt, others, ex, filters, selectors)
+        if chosen is not None:
+            log.warning("every channel of %s cools down: trying channel %s, whose cooldown ends first",
+                        ex.model, chosen.id)
+            return chosen
+    return None

@@ -30,6 +30,7 @@ from faregate.exchange.attempts import AttemptFailed
 from faregate.exchange.exchange import request_id_headers
 from faregate.exchange.inbound import InboundRequest, Outcome
 from faregate.exchange.streaming import open_stream, stream_answer
+from faregate.exchange.system_prompt import apply_system_prompt
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
 
 if TYPE_CHECKING:
@@ -91,6 +92,8 @@ class ChatOperation:
 
     def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
         native = self.native_for(ex, provider) if self.native is not None else None  # chat: one check
+        if ex.channel is not None and ex.channel.features.system_prompt:
+            apply_system_prompt(ex, as_sent=native is not None or passthrough)
         if native is not None:
             return native.build(ex, provider, target)
         if passthrough:

@@ -18,6 +18,7 @@ from faregate.canonical import Usage
 from faregate.db import models as m
 from faregate.errors import GatewayError
 from faregate.exchange import recount
+from faregate.exchange.system_prompt import LOG_OTHER
 from faregate.tokens import estimator
 
 if TYPE_CHECKING:
@@ -33,6 +34,12 @@ def log_entry(ex: Exchange, *, type: int, quota: int, usage: Usage | None, conte
     token = principal.token
     channel = ex.channel
     details: dict[str, Any] = {"request_path": ex.request.path, "admin_info": {"use_channel": list(ex.tried)}}
+    noted = ex.extra.get(LOG_OTHER)
+    if noted:  # what the attempts noted: a multi-key channel's key, a system prompt overwritten …
+        noted = dict(noted)
+        if "multi_key_index" in noted:
+            details["admin_info"].update(is_multi_key=True, multi_key_index=noted.pop("multi_key_index"))
+        details.update(noted)
     if other:
         details.update(other)
     return LogEntry(

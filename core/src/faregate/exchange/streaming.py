@@ -83,7 +83,7 @@ class StreamReader:
                 except (ValueError, TypeError, KeyError, AttributeError):  # an event of the wrong shape
                     raise _malformed() from None
                 if forward:
-                    out.append(raw)
+                    out.append(raw if forward is True else forward)  # bytes: the event re-framed
                 if filt.error is not None:
                     raise filt.error
                 continue

@@ -32,11 +32,12 @@ from faregate.importing.rows import (
     channel_columns,
 )
 from faregate.importing.source import Source
-from faregate.management.channel_rules import check_channel
+from faregate.management.channel_rules import check_channel, check_keys, key_settings, merged_setting
 from faregate.management.channels import rebuild_abilities
 from faregate.management.common import BadInput
 from faregate.security.crypto import key_hash, mask_key
 from faregate.state.option_specs import OptionError
+from faregate.state.snapshot import key_lines
 
 if TYPE_CHECKING:
     from faregate.gateway import Gateway
@@ -120,8 +121,6 @@ class Importer:
         self.report = ImportReport(dry_run)
         #: channels brought in by this run: their abilities come with them
         self.new_channels: set[int] = set()
-        #: channels whose new-api "settings" column (azure_responses_version, vertex_key_type …) held something
-        self.unkept_settings: list[int] = []
         #: a dry run against a database not yet created reads every row as new
         self.target_empty = False
 
@@ -270,10 +269,13 @@ class Importer:
         URL pointing at cloud metadata … are refused here as there."""
         columns, key = channel_columns(row)
         other_settings = row.get("settings")
-        if isinstance(other_settings, str) and other_settings.strip() not in ("", "{}", "null"):
-            self.unkept_settings.append(columns["id"])
         try:
+            if isinstance(other_settings, str) and (merged := merged_setting(columns.get("setting"), other_settings)):
+                columns["setting"] = merged  # vertex_key_type, aws_key_type … where the providers read them
             await check_channel(columns, self.gw.providers.keys(), creating=True, settings=self.gw.settings)
+            extra_settings = other_settings if isinstance(other_settings, str) else None
+            check_keys(self.gw.providers.get(int(columns.get("type") or 0)), key_lines(key),
+                       str(columns.get("other") or ""), key_settings(columns.get("setting"), extra_settings))
         except BadInput as exc:
             raise Rejected(str(exc)) from None
         columns["key_enc"] = self.gw.box.encrypt(key, f"channel:{columns['id']}")
@@ -281,10 +283,6 @@ class Importer:
 
     async def _channels(self) -> None:
         report = await self._copy("channels", m.Channel, self._channel)
-        if self.unkept_settings:
-            report.notes.append("new-api's per-channel \"settings\" column (azure_responses_version, "
-                                "vertex_key_type, aws_key_type …) has no Faregate column yet and was not kept, "
-                                f"for channels {self.unkept_settings[:20]}")
         if report.refused:
             report.notes.append("a refused channel can be fixed in new-api (or its plugin installed) and the "
                                 "import run again: it brings in only what is missing")

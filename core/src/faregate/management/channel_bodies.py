@@ -108,9 +108,16 @@ class ChannelFields(Body):
     group: Groups | None = None
     model_mapping: JsonObject | None = None
     status_code_mapping: JsonObject | None = None
-    setting: JsonObject | None = None
-    param_override: JsonObject | None = None
-    header_override: JsonObject | None = None
+    setting: JsonObject | None = Field(default=None, description=(
+        "channel settings; the relay reads proxy (an http, https, socks4 or socks5 URL, user:password@ allowed, "
+        "listed masked), system_prompt (text) and system_prompt_override (boolean), force_convert …"))
+    param_override: JsonObject | None = Field(default=None, description=(
+        "new-api's parameter override: an object merged into every upstream body, or {operations: [{mode, path, "
+        "value, from, to, keep_origin, conditions: [{path, mode, value, invert, pass_missing_key}], logic}]} "
+        "(docs/management-api.md lists the modes and bounds)"))
+    header_override: JsonObject | None = Field(default=None, description=(
+        "headers set on every upstream request: {api_key} and {client_header:Name} placeholders, \"*\" or "
+        "\"re:<regex>\" keys pass the caller's headers through (never its credentials or cookies)"))
     auto_ban: AutoBan | None = None
     remark: Annotated[str, Field(max_length=255)] | None = None
     tag: Annotated[str, Field(max_length=128)] | None = None

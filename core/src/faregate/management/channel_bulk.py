@@ -13,7 +13,7 @@ from quart_schema import document_response, validate_request
 from tortoise.transactions import in_transaction
 
 from faregate.db import models as m
-from faregate.management.channel_rules import check_channel
+from faregate.management.channel_rules import check_channel, check_type
 from faregate.management.channels import (
     GROUP_NAME_MAX,
     MODEL_NAME_MAX,
@@ -221,6 +221,7 @@ async def copy_channel(channel_id: str, me: Principal) -> Response:
     if reset:
         fields.update(balance=0, used_quota=0, balance_updated_time=0)
     gw = gateway()
+    check_type(row.type, gw.providers.keys())  # a new channel, as any: of a type some plugin serves
     async with in_transaction() as conn:
         copy = await m.Channel.create(**fields, using_db=conn)
         # the key is encrypted bound to its channel id: re-encrypt for the copy

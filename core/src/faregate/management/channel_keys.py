@@ -23,7 +23,7 @@ from faregate.db import models as m
 from faregate.management.common import BadInput, fail, gateway, ok, require
 from faregate.management.openapi import NOT_BOOL, Body, RowId, Shape
 from faregate.principals import Principal
-from faregate.state.snapshot import KEY_AUTO_DISABLED, KEY_ENABLED, KEY_MANUALLY_DISABLED, key_statuses
+from faregate.state.snapshot import KEY_AUTO_DISABLED, KEY_ENABLED, KEY_MANUALLY_DISABLED, key_lines, key_statuses
 
 blueprint = Blueprint("channel_keys", __name__)
 
@@ -46,8 +46,10 @@ class Key:
 
 
 def split_keys(text: str) -> list[str]:
-    """The keys of a key field: one per line, trimmed, blank lines and repeats dropped."""
-    return list(dict.fromkeys(k.strip() for k in text.split("\n") if k.strip()))
+    """The keys of a key field: one per line (a JSON object or array of objects: one per
+    object, see :func:`~faregate.state.snapshot.key_lines`), trimmed, blank lines and
+    repeats dropped."""
+    return list(dict.fromkeys(key_lines(text)))
 
 
 def read_info(text: str | None) -> dict[str, Any]:
@@ -74,7 +76,7 @@ def load_keys(key_text: str, info: dict[str, Any]) -> list[Key]:
     reasons = reasons if isinstance(reasons, dict) else {}
     times = times if isinstance(times, dict) else {}
     keys = []
-    for i, text in enumerate(k.strip() for k in key_text.split("\n") if k.strip()):
+    for i, text in enumerate(key_lines(key_text)):
         status = statuses.get(i, KEY_ENABLED)
         reason, at = (reasons.get(str(i)), times.get(str(i))) if status != KEY_ENABLED else ("", 0)
         keys.append(Key(text, status, reason if isinstance(reason, str) else "",

@@ -11,22 +11,34 @@ import asyncio
 import logging
 import math
 import time
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-from quart import Blueprint, Response, request
-from quart_schema import document_response
+from pydantic import BaseModel, ConfigDict, Field
+from quart import Blueprint, Response
+from quart_schema import document_response, validate_querystring
 
 from faregate import jsonutil
 from faregate.canonical import ChatRequest, Message, TextPart
 from faregate.contracts import Provider, UpstreamRequest, UpstreamTarget
 from faregate.db import models as m
 from faregate.errors import GatewayError, shield
-from faregate.exchange.attempts import MAX_ERROR_BODY, apply_header_override, upstream_target
+from faregate.exchange.attempts import MAX_ERROR_BODY, upstream_target
+from faregate.exchange.channel_request import customize
 from faregate.exchange.routing import map_model
+from faregate.exchange.system_prompt import with_system_prompt
 from faregate.gateway import Gateway
 from faregate.management.channel_keys import is_multi_key, read_info
-from faregate.management.common import fail, gateway, ok, parse_id, require
+from faregate.management.channel_test_kinds import (
+    CHAT,
+    ENDPOINT_TESTS,
+    MAX_ENDPOINT_TYPE,
+    TEST_MAX_TOKENS,
+    TEST_PROMPT,
+    EndpointTest,
+    endpoint_test,
+    recognised,
+)
+from faregate.management.common import BadInput, fail, gateway, ok, parse_id, require
 from faregate.management.openapi import Ok, Shape
 from faregate.principals import Principal
 from faregate.state.snapshot import ChannelEntry, channel_entry
@@ -35,8 +47,6 @@ from faregate.upstream import UpstreamResponse, UpstreamTransportError
 blueprint = Blueprint("channel_probe", __name__)
 log = logging.getLogger("faregate")
 
-TEST_PROMPT = "hi"
-TEST_MAX_TOKENS = 16
 #: a balance answer is small; more than this is not one
 BALANCE_MAX_BODY = 256 * 1024
 #: seconds one channel's balance query (all its requests) may take
@@ -64,11 +74,12 @@ async def _read(resp: UpstreamResponse, limit: int) -> bytes:
 
 
 async def _send(gw: Gateway, req: UpstreamRequest, secrets: tuple[str, ...],
-                provider: Provider, limit: int = MAX_ERROR_BODY * 8) -> tuple[bytes, float]:
-    """The upstream's 200 body and the seconds it took; a shielded GatewayError otherwise."""
+                provider: Provider, limit: int = MAX_ERROR_BODY * 8, proxy: str = "") -> tuple[bytes, float]:
+    """The upstream's 200 body and the seconds it took; a shielded GatewayError otherwise.
+    ``proxy``: the channel's (its every request goes through it)."""
     started = time.perf_counter()
     try:
-        resp = await gw.upstream.send(req)
+        resp = await gw.upstream.send(req, proxy=proxy)
         try:
             body = await _read(resp, limit)
         finally:
@@ -82,7 +93,11 @@ async def _send(gw: Gateway, req: UpstreamRequest, secrets: tuple[str, ...],
     return body, time.perf_counter() - started
 
 
-async def test_one(gw: Gateway, row: m.Channel, model: str | None) -> tuple[bool, str, float]:
+async def test_one(gw: Gateway, row: m.Channel, model: str | None, test: EndpointTest = CHAT,
+                   me: Principal | None = None) -> tuple[bool, str, float]:
+    """One minimal request of ``test``'s endpoint kind through the channel's provider, with
+    everything the relay adds (model mapping, system prompt, overrides, proxy); billed
+    nothing, logged as a test when an admin (``me``) asked for it."""
     entry = channel_entry(row, gw.box)
     provider = gw.providers.get(entry.type)
     if provider is None:
@@ -90,29 +105,87 @@ async def test_one(gw: Gateway, row: m.Channel, model: str | None) -> tuple[bool
     model = model or row.test_model or (entry.models[0] if entry.models else "")
     if not model:
         return False, "the channel lists no model to test with", 0.0
+    if not provider.serves(test.endpoint, entry.type):
+        return False, f"channel type {entry.type} ({provider.name}) does not serve the {test.endpoint} endpoint", 0.0
+    build_json = getattr(provider, "build_json", None)
+    if test.body is not None and build_json is None:
+        return False, f"channel type {entry.type} ({provider.name}) has no {test.endpoint} test", 0.0
+    features = entry.features
     try:
+        if features.problem:
+            raise GatewayError(400, f"the channel's settings are refused: {features.problem}")
         target = await _target(entry, provider, model)
-        req = provider.build_request(ChatRequest(model=model, messages=[Message("user", [TextPart(TEST_PROMPT)])],
-                                                 max_tokens=TEST_MAX_TOKENS), target)
-        apply_header_override(req, entry.header_override, target.key)
-        body, seconds = await _send(gw, req, (*entry.keys, target.key), provider)
-        provider.parse_response(body)  # a 200 the relay could not read is a failed test too
+        if test.body is None:
+            chat = ChatRequest(model=model, messages=[Message("user", [TextPart(TEST_PROMPT)])],
+                               max_tokens=TEST_MAX_TOKENS)
+            if features.system_prompt:
+                chat, _ = with_system_prompt(chat, features.system_prompt, features.system_prompt_override)
+            req = provider.build_request(chat, target)
+        else:
+            assert build_json is not None
+            req = build_json(test.endpoint, test.body(target.model), b"", target)
+        customize(req, features, target.key, {}, lambda: {"model": target.model, "upstream_model": target.model,
+                                                           "original_model": model, "is_retry": False,
+                                                           "retry_index": 0, "request_headers": {}})
+        body, seconds = await _send(gw, req, (*entry.keys, target.key), provider, proxy=features.proxy)
+        if test.body is None:
+            provider.parse_response(body)  # a 200 the relay could not read is a failed test too
+        elif not recognised(_json_or_none(body), test):
+            raise GatewayError(502, f"the upstream's answer is not a {test.endpoint} answer")
     except GatewayError as err:
         return False, err.message, 0.0
-    await m.Channel.filter(id=row.id).update(test_time=int(time.time()), response_time=int(seconds * 1000))
+    now = int(time.time())
+    await m.Channel.filter(id=row.id).update(test_time=now, response_time=int(seconds * 1000))
+    if me is not None:  # new-api logs a test as a consume row; here it costs nothing
+        await m.Log.create(user_id=me.user.id, username=me.user.username, type=m.LOG_CONSUME, created_at=now,
+                           content="channel test", model_name=model[:255], quota=0, channel_id=row.id,
+                           use_time=int(seconds), other=jsonutil.dumps_str(
+                               {"channel_test": True, "endpoint": test.endpoint}))
     return True, "", seconds
+
+
+def _json_or_none(body: bytes) -> Any:
+    try:
+        return jsonutil.loads(body)
+    except jsonutil.JSONDecodeError:
+        return None
+
+
+class ChannelTestQuery(BaseModel):
+    """``GET /api/channel/test/{id}``'s query (other parameters are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+    model: Annotated[str, Field(max_length=255)] | None = None
+    endpoint_type: Annotated[str, Field(max_length=MAX_ENDPOINT_TYPE)] | None = Field(
+        default=None, description="new-api's endpoint type: " + ", ".join(sorted(ENDPOINT_TESTS)))
+
+
+class ChannelTestAnswer(BaseModel):
+    """new-api's ``{success, message, time}`` (seconds)."""
+
+    model_config = ConfigDict(extra="forbid")
+    success: bool
+    message: str
+    time: float
 
 
 @blueprint.get("/api/channel/test/<channel_id>")
 @require(m.ROLE_ADMIN)
-async def test_channel(channel_id: str, me: Principal) -> Response:
-    """``?model=`` (default: the channel's test model, else its first) → ``{success,
-    message, time}`` with ``time`` in seconds."""
+@validate_querystring(ChannelTestQuery)
+@document_response(ChannelTestAnswer)
+async def test_channel(channel_id: str, me: Principal, query_args: ChannelTestQuery) -> Response:
+    """``?model=`` (default: the channel's test model, else its first) and
+    ``?endpoint_type=`` (new-api's: ``openai`` (chat, the default), ``openai-response``,
+    ``anthropic``, ``gemini``, ``embeddings``, ``image-generation``, ``jina-rerank``; also
+    ``moderations``, ``completions``) → ``{success, message, time}`` with ``time`` in seconds."""
     row = await m.Channel.get_or_none(id=parse_id(channel_id))
     if row is None:
         return fail("channel not found")
-    model = request.args.get("model", "").strip()[:255] or None
-    success, message, seconds = await test_one(gateway(), row, model)
+    model = (query_args.model or "").strip() or None
+    test = endpoint_test(query_args.endpoint_type or "")
+    if test is None:
+        raise BadInput(f"endpoint_type: expected one of {', '.join(sorted(ENDPOINT_TESTS))}", status=400)
+    success, message, seconds = await test_one(gateway(), row, model, test, me)
     return Response(jsonutil.dumps({"success": success, "message": message, "time": round(seconds, 3)}),
                     content_type="application/json")
 
@@ -156,7 +229,7 @@ async def fetch_models(channel_id: str, me: Principal) -> Response:
         req = provider.models_request(target)
         if req is None:
             return fail("this channel type cannot list its models")
-        body, _ = await _send(gw, req, (*entry.keys, target.key), provider)
+        body, _ = await _send(gw, req, (*entry.keys, target.key), provider, proxy=entry.features.proxy)
         models: list[Any] = provider.parse_models(body)
     except GatewayError as err:
         return fail(err.message)
@@ -182,7 +255,7 @@ async def query_balance(gw: Gateway, row: m.Channel) -> float:
     secrets: list[str] = list(entry.keys)
 
     async def fetch(req: UpstreamRequest) -> bytes:
-        body, _ = await _send(gw, req, tuple(secrets), provider, BALANCE_MAX_BODY)
+        body, _ = await _send(gw, req, tuple(secrets), provider, BALANCE_MAX_BODY, entry.features.proxy)
         return body
 
     try:

@@ -2,16 +2,21 @@
 serves, an http(s) base URL without credentials in it and not pointing at a cloud
 metadata or link-local address (nor, with ``FAREGATE_CHANNEL_PRIVATE_ADDRESSES=deny``,
 at a loopback or private one), header overrides that cannot smuggle requests (no Host,
-no hop-by-hop headers, no CR/LF)."""
+no hop-by-hop headers, no CR/LF), and keys of the shape their provider reads
+(:meth:`Provider.check_key`)."""
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from faregate import jsonutil
+from faregate.contracts import Provider
+from faregate.exchange.header_override import compile_headers
+from faregate.exchange.param_override import compile_override
 from faregate.management.common import BadInput
 from faregate.net import (
     AddressCategory,
@@ -22,7 +27,11 @@ from faregate.net import (
     system_resolver,
     url_form_problem,
 )
+from faregate.net.proxy import proxy_host
 from faregate.settings import Settings
+from faregate.state.channel_features import check_setting as check_relay_setting
+
+log = logging.getLogger("faregate")
 
 #: set by the HTTP client from the URL and body; an override would desynchronise the request
 FORBIDDEN_HEADERS = frozenset({
@@ -74,18 +83,84 @@ async def check_base_url(url: str, *, private_addresses: str = "allow",
 
 
 def check_header_override(text: str | None) -> None:
+    """Header names and values, ``{api_key}`` / ``{client_header:…}`` placeholders and the
+    pass-through keys (``*``, ``re:…``) as :mod:`faregate.exchange.header_override` reads them."""
+    try:
+        compile_headers(text)
+    except ValueError as exc:
+        raise _refuse(f"header_override: {exc}") from None
+
+
+def check_param_override(text: str | None) -> None:
+    """new-api's legacy object or its ``operations``, each checked (modes, paths, regexes, bounds)."""
+    try:
+        compile_override(text)
+    except ValueError as exc:
+        raise _refuse(f"param_override: {exc}") from None
+
+
+async def check_setting(text: str | None, *, private_addresses: str = "allow",
+                        resolver: Resolver = system_resolver) -> None:
+    """The channel settings read by the relay (``proxy``, ``system_prompt``,
+    ``system_prompt_override``); a proxy's address as a base URL's (no cloud metadata,
+    no link-local; private ones only when allowed)."""
     if not text:
         return
-    overrides: Any = jsonutil.loads(text)  # the body model checked it is a JSON object
-    for name, value in overrides.items():
-        if not _TOKEN.match(name):
-            raise _refuse(f"header_override: {name[:40]!r} is not a valid header name")
-        if name.lower() in FORBIDDEN_HEADERS:
-            raise _refuse(f"header_override: {name} cannot be overridden")
-        if not isinstance(value, str):
-            raise _refuse(f"header_override: the value of {name} must be a string")
-        if _BAD_VALUE.search(value):
-            raise _refuse(f"header_override: the value of {name} must not contain CR, LF or NUL")
+    try:
+        checked = check_relay_setting(jsonutil.loads(text))  # the body model checked it is a JSON object
+    except ValueError as exc:
+        raise _refuse(str(exc)) from None
+    proxy = checked.get("proxy")
+    if proxy:
+        allowed = PRIVATE_CATEGORIES if private_addresses == "allow" else frozenset()
+        try:
+            await resolve_checked(proxy_host(proxy), resolver, allow=allowed, timeout=RESOLVE_TIMEOUT)
+        except BlockedAddress as exc:
+            raise _refuse(f"setting.proxy: {exc.message}") from None
+        except FetchError:
+            pass  # does not resolve (yet)
+
+
+def key_settings(setting: str | None, other_settings: str | None = None) -> dict[str, Any]:
+    """What a provider reads a key's format from: the channel's ``setting`` object and
+    new-api's "other settings" (``settings``: ``vertex_key_type``, ``aws_key_type`` …, sent by
+    new-api's console and found in its database), the latter winning."""
+    merged: dict[str, Any] = {}
+    for text in (setting, other_settings):
+        try:
+            value = jsonutil.loads(text) if text else None
+        except jsonutil.JSONDecodeError:
+            raise _refuse("settings must be a JSON object") from None
+        if value is not None and not isinstance(value, dict):
+            raise _refuse("settings must be a JSON object")
+        merged.update(value or {})
+    return merged
+
+
+def merged_setting(setting: str | None, other_settings: str | None) -> str | None:
+    """The ``setting`` to store when new-api's "other settings" (``settings``) came too: new-api
+    keeps a channel's key format and API versions (``vertex_key_type``, ``aws_key_type``,
+    ``azure_responses_version``) in that second column; here providers read one object at relay
+    time, so its keys are merged into ``setting`` (winning). None: nothing to merge."""
+    if other_settings is None or other_settings.strip() in ("", "{}", "null"):
+        return None
+    return jsonutil.dumps_str(key_settings(setting, other_settings))
+
+
+def check_keys(provider: Provider | None, keys: list[str], other: str, settings: Mapping[str, Any]) -> None:
+    """Each key as its provider reads it (:meth:`Provider.check_key`): a 400 naming the
+    field (and which key of several), the key itself never quoted."""
+    if provider is None:
+        return
+    for i, key in enumerate(keys):
+        try:
+            problem = provider.check_key(key, other, settings)
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug must not become a 500
+            log.warning("%s: checking a channel key failed: %s", provider.name, type(exc).__name__)
+            problem = f"it could not be checked ({type(exc).__name__})"
+        if problem:
+            which = f" (key {i + 1} of {len(keys)})" if len(keys) > 1 else ""
+            raise _refuse(f"key{which}: {problem}")
 
 
 async def check_channel(fields: dict[str, Any], installed: Collection[int], *, creating: bool,
@@ -98,3 +173,5 @@ async def check_channel(fields: dict[str, Any], installed: Collection[int], *, c
         check_type(int(fields.get("type", 0)), installed)
     await check_base_url(fields.get("base_url") or "", private_addresses=private_addresses)
     check_header_override(fields.get("header_override"))
+    check_param_override(fields.get("param_override"))
+    await check_setting(fields.get("setting"), private_addresses=private_addresses)

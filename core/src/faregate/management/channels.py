@@ -34,7 +34,7 @@ from faregate.management.channel_keys import (
     read_info,
     split_keys,
 )
-from faregate.management.channel_rules import check_channel
+from faregate.management.channel_rules import check_channel, check_keys, key_settings, merged_setting
 from faregate.management.common import (
     INT32_MAX,
     BadInput,
@@ -47,8 +47,9 @@ from faregate.management.common import (
     require,
 )
 from faregate.management.openapi import Done, Ok
+from faregate.net.proxy import MASK, mask_setting, unmask_setting
 from faregate.principals import Principal
-from faregate.state.snapshot import split_list
+from faregate.state.snapshot import key_lines, split_list
 
 if TYPE_CHECKING:
     from tortoise.backends.base.client import BaseDBAsyncClient
@@ -65,7 +66,8 @@ def channel_view(row: m.Channel) -> dict[str, Any]:
         "id": row.id, "type": row.type, "key": "", "name": row.name, "status": row.status, "weight": row.weight,
         "priority": row.priority, "base_url": row.base_url, "models": row.models, "group": row.group,
         "model_mapping": row.model_mapping, "status_code_mapping": row.status_code_mapping,
-        "auto_ban": row.auto_ban, "tag": row.tag, "setting": row.setting, "param_override": row.param_override,
+        "auto_ban": row.auto_ban, "tag": row.tag, "setting": mask_setting(row.setting),
+        "param_override": row.param_override,
         "header_override": row.header_override, "other": row.other, "test_model": row.test_model,
         "openai_organization": row.openai_organization, "created_time": row.created_time,
         "test_time": row.test_time, "response_time": row.response_time, "balance": row.balance,
@@ -136,7 +138,9 @@ def _keys(key: str | None, mode: str) -> list[str]:
         raise BadInput("the channel key must not be empty")
     if mode == "batch":  # one channel per key
         return split_keys(key)
-    if mode == "multi_to_single":  # one channel holding every key (newline-separated)
+    if mode == "multi_to_single" or key.lstrip().startswith(("{", "[")):
+        # one channel holding every key (newline-separated); a JSON key (a service account's
+        # file, pasted over many lines) is stored as one line of compact JSON per object
         return ["\n".join(split_keys(key))]
     return [key.strip()]
 
@@ -152,9 +156,13 @@ async def add_channel(data: ChannelAdd, me: Principal) -> Response:
     rotation = data.multi_key_mode or "random"
     channel = data.new_channel()
     fields = channel.columns()
+    if (merged := merged_setting(fields.get("setting"), channel.settings)) is not None:
+        fields["setting"] = merged
     gw = gateway()
     await check_channel(fields, gw.providers.keys(), creating=True, settings=gw.settings)
     keys = _keys(channel.key, mode)
+    check_keys(gw.providers.get(int(fields.get("type", 0))), [k for text in keys for k in key_lines(text)],
+               fields.get("other") or "", key_settings(fields.get("setting"), channel.settings))
     name_prefix = mode == "batch" and len(keys) > 1 and data.batch_add_set_key_prefix_2_name is True
     created = []
     now = int(time.time())
@@ -204,6 +212,9 @@ async def update_channel(data: ChannelUpdate, me: Principal) -> Response:
     A multi-key channel takes ``key_mode`` (append|replace) and ``multi_key_mode``."""
     fields = data.columns()
     gw = gateway()
+    if MASK in (fields.get("setting") or ""):  # the listed setting sent back: its masked proxy is the stored one
+        before = await m.Channel.get_or_none(id=data.id)
+        fields["setting"] = unmask_setting(fields["setting"], before.setting if before else "")
     await check_channel(fields, gw.providers.keys(), creating=False, settings=gw.settings)
     key = data.key or ""
     async with in_transaction() as conn:
@@ -212,10 +223,20 @@ async def update_channel(data: ChannelUpdate, me: Principal) -> Response:
             return fail("channel not found")
         for name, value in fields.items():
             setattr(row, name, value)
+        if (merged := merged_setting(row.setting, data.settings)) is not None:
+            row.setting = merged
+            await check_channel({"setting": merged}, gw.providers.keys(), creating=False, settings=gw.settings)
         new_key = key.strip() or None
+        if new_key and new_key.startswith(("{", "[")):  # a service-account JSON: one line per object
+            new_key = "\n".join(split_keys(new_key))
         if is_multi_key(read_info(row.channel_info)):
             stored = gw.box.decrypt(row.key_enc, f"channel:{row.id}") if row.key_enc else ""
             new_key = _multi_key_update(row, key, data, stored)
+        if new_key or {"type", "other", "setting"} & fields.keys() or data.settings is not None:
+            # the key as it will be stored, read with the channel's type, other and settings as they will be
+            text = new_key or (gw.box.decrypt(row.key_enc, f"channel:{row.id}") if row.key_enc else "")
+            check_keys(gw.providers.get(row.type), key_lines(text), row.other or "",
+                       key_settings(row.setting, data.settings))
         if new_key:
             row.key_enc = gw.box.encrypt(new_key, f"channel:{row.id}")
         await row.save(using_db=conn)

@@ -103,6 +103,13 @@ class Metrics:
                                          "Streamed answers being relayed to clients (per process, summed).")
         self.log_queue_depth = self._live("faregate_log_queue_depth",
                                           "Log rows waiting for the ledger's next flush to the database.")
+        self.channels_cooling = self._live("faregate_channels_cooling",
+                                           "Channels and keys of multi-key channels in a cooldown after failing "
+                                           "(per process, summed).")
+        self.channel_trips = Counter("faregate_channel_trips",
+                                     "Cooldowns started: a channel (scope channel) or one key of a multi-key "
+                                     "channel (scope key) failed.", ("channel", "scope"), registry=r)
+        gateway.breakers.listeners.append(self.trip)
         self.db_pool = Gauge("faregate_db_pool_connections",
                              "Database connections of the storage layer (state: open, idle).", ("state",),
                              multiprocess_mode="livesum", registry=r)
@@ -138,6 +145,10 @@ class Metrics:
         if report.quota:
             series.quota.inc(report.quota)
 
+    def trip(self, channel_id: int, scope: str) -> None:
+        """A breaker opened (told by :class:`~faregate.exchange.breaker.Breakers`)."""
+        self.channel_trips.labels(str(channel_id), scope).inc()
+
     def model_label(self, model: str, channel_id: int) -> str:
         """The model itself when a channel serves it, else ``other`` (bounded cardinality)."""
         if not model:
@@ -160,6 +171,7 @@ class Metrics:
         self.reserved_quota.set(ledger.reserved_quota)
         self.active_streams.set(streaming.ACTIVE_STREAMS[0])
         self.log_queue_depth.set(ledger.queued_logs)
+        self.channels_cooling.set(self.gateway.breakers.cooling_count())
         for state, value in db_pool_connections().items():
             self.db_pool.labels(state).set(value)
 

@@ -9,6 +9,7 @@ import ipaddress
 import logging
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ from faregate import jsonutil
 from faregate.db import models as m
 from faregate.errors import GatewayError
 from faregate.security.crypto import SecretBox
+from faregate.state.channel_features import NO_FEATURES, ChannelFeatures, compile_features
 from faregate.state.option_specs import OptionRegistry
 from faregate.state.options import CORE_REGISTRY, Options
 
@@ -43,6 +45,8 @@ class UserEntry:
     role: int
     status: int
     group: str
+    #: a login session carrying another number was revoked (users.session_version)
+    session_version: int = 0
 
 
 #: a multi-key channel's per-key status (``channel_info.multi_key_status_list``): absent means enabled
@@ -80,14 +84,24 @@ class ChannelEntry:
     #: ``polling`` rotates the keys round-robin (per worker), anything else picks one at random
     key_mode: str = "random"
     multi_key: bool = False
+    #: the parameter and header overrides, system prompt and proxy, compiled at load
+    features: ChannelFeatures = NO_FEATURES
+    #: a multi-key channel's enabled keys → their index in the stored key list
+    key_index: dict[str, int] = field(default_factory=dict)
 
-    def pick_key(self) -> str:
-        """The key for the next call: new-api's ``GetNextEnabledKey``."""
+    def pick_key(self, skip: Callable[[str], bool] | None = None) -> str:
+        """The key for the next call: new-api's ``GetNextEnabledKey``. ``skip`` leaves keys
+        out (cooling down, or already tried by this request); when it leaves none, the
+        keys are offered as if it were not given."""
         keys = self.keys
         if len(keys) == 1:
             return keys[0]
         if not keys:
             raise GatewayError(503, f"channel {self.id} has no enabled key", code="channel:no_available_key")
+        if skip is not None:
+            keys = [k for k in keys if not skip(k)] or keys
+            if len(keys) == 1:
+                return keys[0]
         if self.key_mode == "polling":
             turn = _polling_cursor.get(self.id, -1) + 1
             _polling_cursor[self.id] = turn % len(keys)
@@ -109,6 +123,23 @@ def split_list(text: str | None, sep: str = ",") -> list[str]:
     return [p.strip() for p in (text or "").split(sep) if p.strip()]
 
 
+def key_lines(text: str | None) -> list[str]:
+    """The keys of a channel's key text: one a line, except JSON (new-api's form for
+    service-account keys): an object, pasted as its file came (over many lines), is one
+    key, an array of objects one key per object, each kept as one line of compact JSON."""
+    stripped = (text or "").strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            value = jsonutil.loads(stripped)
+        except jsonutil.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            return [jsonutil.dumps_str(value)]
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            return [jsonutil.dumps_str(v) for v in value]
+    return split_list(text, "\n")
+
+
 def token_entry(row: m.Token) -> TokenEntry:
     limits = frozenset(split_list(row.model_limits)) if row.model_limits_enabled else None
     ips: list[ipaddress.IPv4Network | ipaddress.IPv6Network] | None = None
@@ -128,7 +159,7 @@ def token_entry(row: m.Token) -> TokenEntry:
 
 def user_entry(row: m.User) -> UserEntry:
     return UserEntry(id=row.id, username=row.username, role=row.role, status=row.status,
-                     group=row.group or "default")
+                     group=row.group or "default", session_version=row.session_version)
 
 
 def key_statuses(info: dict[str, Any]) -> dict[int, int]:
@@ -145,12 +176,17 @@ def key_statuses(info: dict[str, Any]) -> dict[int, int]:
 
 def channel_entry(row: m.Channel, box: SecretBox) -> ChannelEntry:
     key = box.decrypt(row.key_enc, f"channel:{row.id}") if row.key_enc else ""
-    keys = split_list(key, "\n")
+    keys = key_lines(key)
     info = _json_obj(row.channel_info)
     multi_key = info.get("is_multi_key") is True
     status = row.status
+    setting = _json_obj(row.setting)
+    key_index: dict[str, int] = {}
     if multi_key:
         disabled = key_statuses(info)
+        for i, k in enumerate(keys):
+            if i not in disabled:
+                key_index.setdefault(k, i)
         keys = [k for i, k in enumerate(keys) if i not in disabled]
         if not keys and status == m.CHANNEL_ENABLED:
             status = m.CHANNEL_AUTO_DISABLED  # every key disabled: nothing to route to
@@ -160,10 +196,11 @@ def channel_entry(row: m.Channel, box: SecretBox) -> ChannelEntry:
         priority=row.priority, models=split_list(row.models), groups=split_list(row.group) or ["default"],
         model_mapping={str(k): str(v) for k, v in _json_obj(row.model_mapping).items()},
         status_code_mapping={str(k): str(v) for k, v in _json_obj(row.status_code_mapping).items()},
-        auto_ban=bool(row.auto_ban), other=row.other or "", setting=_json_obj(row.setting),
+        auto_ban=bool(row.auto_ban), other=row.other or "", setting=setting,
         header_override={str(k): str(v) for k, v in _json_obj(row.header_override).items()},
         param_override=_json_obj(row.param_override), tag=row.tag,
         key_mode="polling" if info.get("multi_key_mode") == "polling" else "random", multi_key=multi_key,
+        features=compile_features(row.id, row.param_override, row.header_override, setting), key_index=key_index,
     )
 
 

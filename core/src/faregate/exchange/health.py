@@ -1,0 +1,150 @@
+"""What a failed attempt does to its channel: read and classify the upstream's error answer,
+then cool the channel (or the key) down, or disable a dead key's channel (new-api's
+auto-disable rules, when ``AutomaticDisableChannelEnabled`` and the channel's ``auto_ban``
+allow it). On a multi-key channel a dead key is disabled on its own, as new-api does; the
+channel only when no key is left."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from faregate import jsonutil
+from faregate.contracts import Provider
+from faregate.db import models as m
+from faregate.errors import GatewayError, shield
+from faregate.exchange.breaker import CHANNEL
+from faregate.upstream import UpstreamResponse, UpstreamTransportError
+
+if TYPE_CHECKING:
+    from faregate.exchange.exchange import Exchange
+    from faregate.gateway import Gateway
+    from faregate.state.snapshot import ChannelEntry
+
+log = logging.getLogger("faregate.relay")
+
+MAX_ERROR_BODY = 1 << 20
+#: how many times one channel's key is changed within a request (a 429, a dead key)
+MAX_KEY_ROTATIONS = 3
+#: conditional writes of a key's state retried when the channel changed meanwhile
+WRITE_ATTEMPTS = 3
+
+
+async def upstream_error(ex: Exchange, provider: Provider, resp: UpstreamResponse,
+                         channel: ChannelEntry) -> GatewayError:
+    """Read and classify an upstream's error answer (secrets redacted, the channel's
+    status-code mapping applied: new-api's retry decisions see the mapped code)."""
+    try:
+        body = await resp.aread(MAX_ERROR_BODY)
+    except UpstreamTransportError:
+        body = b""
+    finally:
+        await resp.aclose()
+    status = resp.status_code
+    err = shield(provider.parse_error(status, body), ex.secrets, status)
+    err.upstream = True
+    read_retry_headers(err, resp.headers)
+    mapped = channel.status_code_mapping.get(str(status))
+    if mapped:
+        with contextlib.suppress(ValueError):
+            err.status = int(mapped)
+    log.warning("channel %s answered %s (%s): %s", channel.id, status, err.code, err.detail)
+    return err
+
+
+def read_retry_headers(err: GatewayError, headers: Mapping[str, str]) -> None:
+    """What the upstream said about retrying, for the client: ``retry-after-ms`` (more
+    precise, OpenAI's), else ``retry-after`` seconds; ``x-should-retry``."""
+    with contextlib.suppress(ValueError):
+        if headers.get("retry-after-ms"):
+            err.retry_after = float(headers["retry-after-ms"]) / 1000
+        elif headers.get("retry-after"):
+            err.retry_after = float(headers["retry-after"])
+    if err.retry_after is not None and not 0 <= err.retry_after <= 86_400:
+        err.retry_after = None  # a date, or nonsense: not ours to relay
+    should_retry = (headers.get("x-should-retry") or "").lower()
+    if should_retry in ("true", "false"):
+        err.should_retry = should_retry == "true"
+
+
+def key_label(channel: ChannelEntry, key: str) -> str:
+    """How logs name a key of a multi-key channel: its index, never its text."""
+    return f"#{channel.key_index.get(key, '?')}" if channel.multi_key else ""
+
+
+def trip(gw: Gateway, channel: ChannelEntry, key: str, reason: str, retry_after: float | None = None) -> None:
+    """Cool ``channel`` down (``key`` :data:`~faregate.exchange.breaker.CHANNEL`), or one of its keys."""
+    options = gw.snapshot.options
+    if options.cooldown_base <= 0:
+        return
+    gw.breakers.trip(channel.id, key, reason, base=options.cooldown_base, cap=options.cooldown_max,
+                     retry_after=retry_after, label=key_label(channel, key) if key else "")
+
+
+def judge_answer(ex: Exchange, channel: ChannelEntry, key: str, status: int, err: GatewayError) -> bool:
+    """What an upstream's error answer (``status`` as it came) does to the channel; True
+    when another key of the same channel may answer instead (the failure was the key's)."""
+    gw = ex.gateway
+    options = gw.snapshot.options
+    per_key = channel.multi_key
+    if options.should_disable(status, err):
+        if channel.auto_ban and options.auto_disable:
+            if per_key:
+                disable_key(gw, channel, key, f"upstream answered {status}")
+                return True
+            gw.snapshot.drop_channel(channel.id)  # this worker stops routing to it now
+            gw.breakers.forget(channel.id)
+            gw.spawn(gw.disable_channel(channel.id, f"upstream answered {status}"))
+            return False
+        # a dead key the operator keeps enabled: skip it for a while rather than every request
+        trip(gw, channel, key if per_key else CHANNEL, f"upstream answered {status} ({err.code})")
+        return per_key
+    if status == 429:
+        trip(gw, channel, key if per_key else CHANNEL, "upstream answered 429 (rate limited)", err.retry_after)
+        return per_key
+    if status >= 500:
+        trip(gw, channel, CHANNEL, f"upstream answered {status}", err.retry_after)
+    return False
+
+
+def disable_key(gw: Gateway, channel: ChannelEntry, key: str, reason: str) -> None:
+    """Stop using one key of a multi-key channel in this worker now, and record it
+    (``multi_key_status_list``: automatically disabled) for every worker."""
+    if key in channel.keys:
+        channel.keys = [k for k in channel.keys if k != key]
+    if not channel.keys:
+        gw.snapshot.drop_channel(channel.id)
+        gw.breakers.forget(channel.id)
+    gw.spawn(persist_key_disable(gw, channel.id, key, reason))
+
+
+async def persist_key_disable(gw: Gateway, channel_id: int, key: str, reason: str) -> None:
+    """One conditional update of the channel's key state (as the multi-key manage route
+    writes it); the channel itself is disabled when no enabled key is left."""
+    from faregate.management.channel_keys import dump_info, load_keys, read_info
+    from faregate.state.snapshot import KEY_AUTO_DISABLED, KEY_ENABLED
+
+    for _ in range(WRITE_ATTEMPTS):
+        row = await m.Channel.get_or_none(id=channel_id)
+        if row is None or not row.key_enc:
+            return
+        info = read_info(row.channel_info)
+        keys = load_keys(gw.box.decrypt(row.key_enc, f"channel:{row.id}"), info)
+        index = next((i for i, k in enumerate(keys) if k.text == key), None)
+        if index is None or keys[index].status != KEY_ENABLED:
+            return
+        keys[index].status, keys[index].reason, keys[index].time = KEY_AUTO_DISABLED, reason, int(time.time())
+        changes: dict[str, object] = {"channel_info": jsonutil.dumps_str(dump_info(info, keys))}
+        none_left = all(k.status != KEY_ENABLED for k in keys)
+        if none_left and row.status == m.CHANNEL_ENABLED:
+            changes["status"] = m.CHANNEL_AUTO_DISABLED
+        if await m.Channel.filter(id=row.id, key_enc=row.key_enc, channel_info=row.channel_info).update(**changes):
+            if none_left:
+                await m.Ability.filter(channel_id=row.id).update(enabled=False)
+            log.warning("channel %s key #%s disabled automatically: %s%s", channel_id, index, reason,
+                        " (no enabled key left: channel disabled)" if none_left else "")
+            await gw.feed.publish("channel", row.id)
+            return
