@@ -12,7 +12,7 @@ from quart.wrappers import BaseRequestWebsocket
 from faregate.edge import errors, health, request_ids, routes
 from faregate.edge.proxies import TrustedProxies
 from faregate.gateway import Gateway
-from faregate.management import openapi, register_management
+from faregate.management import missing_methods, openapi, register_management
 from faregate.observe import metrics
 from faregate.plugins import PluginSet, load_plugins
 from faregate.security import redact
@@ -53,6 +53,7 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     register_management(app, gateway)
     for blueprint, prefix in gateway.hooks.routes(gateway.services):
         app.register_blueprint(blueprint, url_prefix=prefix)
+    missing_methods.install(app)  # new-api's sign-in routes whose plugin is absent say so
     errors.install(app)
     request_ids.install(app)
     # the outermost layer: the client address and request id every view sees are decided here

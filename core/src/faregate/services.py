@@ -16,6 +16,7 @@ from faregate.security.crypto import key_hash
 from faregate.tokens import TokenEstimator, estimator
 
 if TYPE_CHECKING:
+    from faregate.accounts.service import Accounts
     from faregate.contracts import PaymentProvider
     from faregate.gateway import Gateway
     from faregate.settings import Settings
@@ -35,10 +36,11 @@ class Balance:
 
 
 class Services:
-    __slots__ = ("_gw", "estimator")
+    __slots__ = ("_accounts", "_gw", "estimator")
 
     def __init__(self, gateway: Gateway) -> None:
         self._gw = gateway
+        self._accounts: Accounts | None = None
         #: the one token estimator (sizing prompts, counting tokens)
         self.estimator: TokenEstimator = estimator
 
@@ -51,6 +53,17 @@ class Services:
     def options(self) -> Options:
         """The runtime options in force (new-api's options table), kept current."""
         return self._gw.snapshot.options
+
+    @property
+    def accounts(self) -> Accounts:
+        """Accounts and sign-in (:class:`faregate.api.Accounts`): make users, end a login
+        (second factor, fresh session), revoke sessions, bind outside identities, keep
+        one-time secrets, throttle guesses, seal secrets at rest."""
+        if self._accounts is None:
+            from faregate.accounts.service import Accounts
+
+            self._accounts = Accounts(self._gw)
+        return self._accounts
 
     # ---- who and what ---------------------------------------------------------------
     def user(self, user_id: int) -> UserEntry | None:

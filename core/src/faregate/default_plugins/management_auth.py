@@ -24,7 +24,9 @@ class SessionAuthenticator:
         if not session or "id" not in session:
             return None
         user = self.services.user(session["id"])
-        if user is None:
+        # a session from before a password change (or a role change, a removed second
+        # factor) carries an older version: revoked, on every worker, with no database read
+        if user is None or session.get("sv", 0) != user.session_version:
             return None
         return Principal(user=user, group=user.group, via="session")
 

@@ -14,6 +14,7 @@ from quart_schema import document_response, validate_request
 from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
+from faregate.accounts.sessions import revoke_sessions
 from faregate.billing.pricing import MAX_QUOTA
 from faregate.db import models as m
 from faregate.management.common import (
@@ -119,6 +120,8 @@ async def update_user(data: UserUpdate, me: Principal) -> Response:
                                    created_at=int(time.time()), using_db=conn,
                                    content=f"admin {me.user.username} changed the quota from {shown} to {quota}")
     await gw.feed.publish("user", row.id)
+    if "password_hash" in fields:  # a password set by an admin ends the user's sessions
+        await revoke_sessions(gw.feed, row.id)
     fresh = await m.User.get(id=row.id)
     return ok(user_view(fresh, quota_held=await gw.ledger.held_for("user", row.id)))
 
@@ -168,7 +171,10 @@ async def manage_user(data: ManageUser, me: Principal) -> Response:
             return fail("the user is already a common user")
         changes["role"] = m.ROLE_USER
     await m.User.filter(id=row.id).update(**changes)
-    await gw.feed.publish("user", row.id)
+    if "role" in changes:  # a new role ends the user's sessions: the next login starts a fresh one
+        await revoke_sessions(gw.feed, row.id)
+    else:  # a ban needs no revocation: every call checks the status (and a lifted ban keeps the session)
+        await gw.feed.publish("user", row.id)
     fresh = await m.User.get(id=row.id)
     return ok({"role": fresh.role, "status": fresh.status})
 

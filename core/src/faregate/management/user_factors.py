@@ -9,6 +9,7 @@ import time
 
 from quart import Blueprint, Response
 
+from faregate.accounts.sessions import revoke_sessions
 from faregate.db import models as m
 from faregate.hooks import await_me_maybe
 from faregate.management.common import fail, gateway, ok, parse_id, require
@@ -33,6 +34,7 @@ async def _reset(user_id: str, method: str, me: Principal) -> Response:
         return fail("permission denied: you cannot change a user of the same or a higher role")
     if not await await_me_maybe(factor.reset(row.id)):
         return fail(f"this user has no {name} set up")
+    await revoke_sessions(gateway().feed, row.id)  # as new-api: whoever held a session must log in again
     await m.Log.create(user_id=row.id, username=row.username, type=m.LOG_MANAGE, created_at=int(time.time()),
                        content=f"admin {me.user.username} removed the user's {name}")
     return ok(message=f"{name} removed")

@@ -13,6 +13,7 @@ from quart import Blueprint, Response, current_app, request, session
 from quart_schema import document_response, validate_request
 from tortoise.exceptions import IntegrityError
 
+from faregate.accounts.login import complete_login
 from faregate.db import models as m
 from faregate.management.common import (
     fail,
@@ -64,6 +65,18 @@ class Permissions(Shape):
 
 class SelfView(UserView):
     permissions: Permissions
+    # the bound outside accounts under new-api's column names ("" when none): its UI shows them
+    github_id: str
+    discord_id: str
+    oidc_id: str
+    linux_do_id: str
+    telegram_id: str
+    wechat_id: str
+
+
+#: binding providers → new-api's user columns
+BINDING_FIELDS = {"github": "github_id", "discord": "discord_id", "oidc": "oidc_id", "linuxdo": "linux_do_id",
+                  "telegram": "telegram_id", "wechat": "wechat_id"}
 
 
 Short = Annotated[str, Field(max_length=255)]
@@ -148,13 +161,25 @@ class LoginData(Shape):
     group: str
 
 
+class SecondStepRequired(Shape):
+    """new-api's answer for a user with two-factor authentication: finish at
+    ``POST /api/user/login/2fa`` (the session remembers the pending login; newer clients
+    send ``flow_token`` back)."""
+
+    require_2fa: bool
+    flow_token: str
+    expires_at: int
+
+
 @blueprint.post("/api/user/login")
 @public
 @guarded
 @validate_request(Login)
-@document_response(Ok[LoginData])
+@document_response(Ok[LoginData | SecondStepRequired])
 async def login(data: Login) -> Response:
     username, password = data.username, data.password
+    if not gateway().snapshot.options.value("PasswordLoginEnabled"):
+        return fail("password login is disabled by the administrator")
     if not username or not password:
         return fail("invalid parameters")
     throttle = login_throttle()
@@ -177,12 +202,8 @@ async def login(data: Login) -> Response:
     if needs_rehash(row.password_hash):  # new-api's bcrypt (or old parameters) becomes argon2id now
         new_hash = await hash_password_async(password)
         await m.User.filter(id=row.id, password_hash=row.password_hash).update(password_hash=new_hash)
-    session.clear()  # a new session on every login (no fixation)
-    session.update({"id": row.id, "username": row.username, "role": row.role, "status": row.status,
-                    "group": row.group})
-    session.permanent = True
-    return ok({"id": row.id, "username": row.username, "display_name": row.display_name, "role": row.role,
-               "status": row.status, "group": row.group})
+    # a fresh session (no fixation), or new-api's require_2fa step for a user with TOTP
+    return await complete_login(row, "password")
 
 
 @blueprint.get("/api/user/logout")
@@ -203,6 +224,10 @@ async def get_self(me: Principal) -> Response:
     held = await gateway().ledger.held_for("user", row.id)
     data = user_view(row, quota_held=held)
     data["permissions"] = {"admin": row.role >= m.ROLE_ADMIN, "root": row.role >= m.ROLE_ROOT}
+    data.update(dict.fromkeys(BINDING_FIELDS.values(), ""))
+    for binding in await m.UserBinding.filter(user_id=row.id):
+        if binding.provider in BINDING_FIELDS:
+            data[BINDING_FIELDS[binding.provider]] = binding.subject
     return ok(data)
 
 

@@ -77,7 +77,9 @@ async def verify(data: VerifyRequest, me: Principal) -> Response:
     if me.via != "session":  # an access token has no session to remember the proof in
         return fail("secure verification needs a login session, not an access token", status=401)
     code = data.code.strip() if data.method != PASSWORD else data.code
-    if not code:
+    factor = gateway().second_factors.get(data.method)
+    # a passkey is verified by its own ceremony first (/api/user/passkey/verify/…): no code here
+    if not code and getattr(factor, "needs_code", True):
         return fail("code must not be empty", status=400)
     enrolled = await enrolled_methods(me.user.id)
     if data.method == PASSWORD:

@@ -22,10 +22,17 @@ MIN_SECRET_LENGTH = 6
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` without the given ``secrets`` (a channel's keys, verbatim) and without
-    anything shaped like a key."""
+    anything shaped like a key. A composite key (new-api's ``AK|SK|region`` for AWS,
+    ``apikey|region``, ``AppId|SecretId|SecretKey`` …) is redacted whole and by its parts:
+    what goes upstream is one part (the API key as a bearer, the access key id in a
+    signature), so that is what an upstream can echo."""
     for secret in secrets:
         if len(secret) >= MIN_SECRET_LENGTH:
             text = text.replace(secret, "[REDACTED]")
+            if "|" in secret:
+                for part in secret.split("|"):
+                    if len(part) >= MIN_SECRET_LENGTH:
+                        text = text.replace(part, "[REDACTED]")
     for pattern, repl in _PATTERNS:
         text = pattern.sub(repl, text)
     return text

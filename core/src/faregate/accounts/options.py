@@ -1,0 +1,41 @@
+"""The options of accounts and sign-in the core reads (new-api's names): who may register,
+whether passwords log in, which email addresses are accepted, invitation rewards."""
+
+from __future__ import annotations
+
+import re
+
+from faregate.state import option_specs as specs
+from faregate.state.option_specs import OptionSpec
+
+_DOMAIN = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+")
+
+
+def domain_list(value: str) -> list[str]:
+    """new-api's ``EmailDomainWhitelist``: domains separated by commas (or lines)."""
+    domains = [d.strip().lower() for d in specs.text(8192)(value).replace("\n", ",").split(",") if d.strip()]
+    for domain in domains:
+        if not _DOMAIN.fullmatch(domain):
+            raise ValueError(f"{domain!r} is not a domain name")
+    return domains
+
+
+ACCOUNT_OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec("RegisterEnabled", "true", "New users may sign up (by password, OAuth or any other method).",
+               specs.boolean),
+    OptionSpec("PasswordRegisterEnabled", "true", "New users may sign up with a username and password.",
+               specs.boolean),
+    OptionSpec("PasswordLoginEnabled", "true", "Users may log in with their password.", specs.boolean),
+    OptionSpec("EmailVerificationEnabled", "false", "Sign-up needs a code sent to the email address "
+               "(the faregate-auth-email plugin sends it).", specs.boolean),
+    OptionSpec("EmailDomainRestrictionEnabled", "false", "Only addresses of EmailDomainWhitelist may sign up "
+               "or be bound.", specs.boolean),
+    OptionSpec("EmailDomainWhitelist", "gmail.com,outlook.com,qq.com,163.com,yahoo.com",
+               "Email domains accepted when EmailDomainRestrictionEnabled is on, comma-separated.", domain_list),
+    OptionSpec("EmailAliasRestrictionEnabled", "false", "Refuse addresses whose local part has '+' or '.' "
+               "(aliases of one mailbox).", specs.boolean),
+    OptionSpec("QuotaForInvitee", "0", "Quota a user who signs up with an invitation code gets on top.",
+               specs.integer(0, 10**15)),
+    OptionSpec("QuotaForInviter", "0", "Invitation quota (aff_quota) the inviter earns per sign-up.",
+               specs.integer(0, 10**15)),
+)

@@ -1,0 +1,252 @@
+"""``services.accounts``: what sign-in plugins (email, TOTP, passkeys, OAuth, Telegram,
+WeChat) may do with accounts, through the plugin API. The core keeps the rules in one
+place: how an account is made (quota, invitation rewards), how a login ends (second factor,
+fresh session), how sessions are revoked, how one-time secrets are kept, how guesses are
+throttled and which email addresses are accepted."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from quart import Response, request
+from tortoise.exceptions import IntegrityError
+
+from faregate.accounts.flows import Flows
+from faregate.accounts.login import complete_login
+from faregate.accounts.sessions import renew_own_session, revoke_sessions
+from faregate.accounts.signup import SignupError, create_account
+from faregate.db import models as m
+from faregate.security.passwords import check_login_password, hash_password_async
+
+if TYPE_CHECKING:
+    from faregate.gateway import Gateway
+    from faregate.state.snapshot import UserEntry
+
+#: the one-time secret purpose of sign-up codes sent by email (``POST /api/user/register``
+#: and ``/api/oauth/email/bind`` check them)
+EMAIL_VERIFICATION = "email_verification"
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """A user as sign-in code sees it (never the password hash)."""
+
+    id: int
+    username: str
+    display_name: str
+    email: str
+    role: int
+    status: int
+    group: str
+    has_password: bool
+
+    @property
+    def enabled(self) -> bool:
+        return self.status == m.USER_ENABLED
+
+
+def account(row: m.User) -> Account:
+    return Account(id=row.id, username=row.username, display_name=row.display_name, email=row.email,
+                   role=row.role, status=row.status, group=row.group, has_password=bool(row.password_hash))
+
+
+def normalize_email(email: str) -> str:
+    return email.strip().lower()
+
+
+@dataclass(frozen=True, slots=True)
+class OneTimeSecret:
+    """What a live one-time secret carried (see :meth:`Accounts.issue_secret`)."""
+
+    user_id: int
+    subject: str
+    payload: str
+
+
+class Accounts:
+    def __init__(self, gateway: Gateway) -> None:
+        # plugins take this door while the gateway is being built: nothing here reads the
+        # gateway before it serves
+        self._gw = gateway
+        self._flows: Flows | None = None
+
+    @property
+    def flows(self) -> Flows:
+        if self._flows is None:
+            self._flows = Flows(self._gw.box)
+        return self._flows
+
+    # ---- finding ------------------------------------------------------------------------------
+    async def get(self, user_id: int) -> Account | None:
+        row = await m.User.get_or_none(id=user_id)
+        return account(row) if row is not None else None
+
+    async def by_email(self, email: str) -> Account | None:
+        email = normalize_email(email)
+        row = await m.User.filter(email=email).first() if email else None
+        return account(row) if row is not None else None
+
+    async def count(self) -> int:
+        """How many users there are."""
+        return await m.User.all().count()
+
+    async def email_taken(self, email: str, *, except_user: int = 0) -> bool:
+        email = normalize_email(email)
+        return bool(email) and await m.User.filter(email=email).exclude(id=except_user).exists()
+
+    def email_problem(self, email: str) -> str | None:
+        """Why this address may not sign up or be bound (new-api's domain allow list and
+        alias rule), or None."""
+        options = self._gw.snapshot.options
+        local, _, domain = normalize_email(email).rpartition("@")
+        if not local or not domain or "." not in domain:
+            return "not a valid email address"
+        if options.value("EmailDomainRestrictionEnabled") and domain not in options.value("EmailDomainWhitelist"):
+            return "this email domain is not accepted here (the administrator keeps an allow list)"
+        if options.value("EmailAliasRestrictionEnabled") and ("+" in local or "." in local):
+            return "email aliases (addresses with '+' or '.' before the @) are not accepted here"
+        return None
+
+    def session_user(self) -> UserEntry | None:
+        """The user the current request's login session belongs to, if it is a live login
+        (not revoked, not banned); call it inside a request. No database read."""
+        from quart import session
+
+        user = self._gw.snapshot.users.get(int(session.get("id") or 0))
+        if user is None or session.get("sv", 0) != user.session_version or user.status != m.USER_ENABLED:
+            return None
+        return user
+
+    # ---- changing -----------------------------------------------------------------------------
+    async def create(self, *, username: str, email: str = "", display_name: str = "", password: str | None = None,
+                     inviter_code: str = "", prefix: str = "user_") -> Account:
+        """A new common user: ``username`` if free (else ``prefix`` + a number), the
+        starting quota and invitation rewards. :class:`SignupError` when it cannot be made."""
+        password_hash = await hash_password_async(password) if password else ""
+        row, touched = await create_account(self._gw.snapshot.options, username=username, email=normalize_email(email),
+                                            display_name=display_name, password_hash=password_hash,
+                                            inviter_code=inviter_code, prefix=prefix)
+        for user_id in (row.id, *touched):
+            await self._gw.feed.publish("user", user_id)
+        return account(row)
+
+    async def check_password(self, user_id: int, password: str) -> bool:
+        """Off the event loop; a user without a password costs the same and fails."""
+        row = await m.User.get_or_none(id=user_id)
+        return await check_login_password(row.password_hash if row is not None else None, password)
+
+    async def set_password(self, user_id: int, password: str) -> None:
+        """A new password; every login session of the user is revoked."""
+        await m.User.filter(id=user_id).update(password_hash=await hash_password_async(password))
+        await revoke_sessions(self._gw.feed, user_id)
+
+    async def set_email(self, user_id: int, email: str) -> bool:
+        """False when another user has the address."""
+        email = normalize_email(email)
+        if await self.email_taken(email, except_user=user_id):
+            return False
+        await m.User.filter(id=user_id).update(email=email)
+        await self._gw.feed.publish("user", user_id)
+        return True
+
+    async def revoke_sessions(self, user_id: int, *, keep_current: bool = False) -> None:
+        """End every login session of the user (at their next request, on every worker);
+        ``keep_current``: the caller's own session is re-issued and goes on (call it inside
+        the user's own request)."""
+        if keep_current:
+            await renew_own_session(self._gw.feed, user_id)
+        else:
+            await revoke_sessions(self._gw.feed, user_id)
+
+    async def log_in(self, user_id: int, method: str, *, second_factor_done: bool = False) -> Response:
+        """The answer that ends a login (call it inside the request): the user's fresh
+        session, or new-api's ``require_2fa`` step when a login-guarding second factor is
+        set up and ``second_factor_done`` is false (a passkey is one on its own)."""
+        from faregate.management.common import fail
+
+        row = await m.User.get_or_none(id=user_id)
+        if row is None:
+            return fail("user not found")
+        return await complete_login(row, method, second_factor_done=second_factor_done)
+
+    async def record(self, user_id: int, content: str) -> None:
+        """A management log row about the user (what an admin or the user changed)."""
+        row = await m.User.get_or_none(id=user_id).only("username")
+        await m.Log.create(user_id=user_id, username=row.username if row else "", type=m.LOG_MANAGE,
+                           created_at=int(time.time()), content=content[:2000])
+
+    # ---- outside identities (new-api's github_id, telegram_id … columns) -----------------------
+    async def bound_user(self, provider: str, subject: str) -> Account | None:
+        binding = await m.UserBinding.get_or_none(provider=provider, subject=subject)
+        return await self.get(binding.user_id) if binding is not None else None
+
+    async def bind(self, user_id: int, provider: str, subject: str) -> bool:
+        """False when the identity is bound to someone, or the user has one of this provider."""
+        try:
+            await m.UserBinding.create(user_id=user_id, provider=provider, subject=subject,
+                                       created_at=int(time.time()))
+        except IntegrityError:
+            return False
+        return True
+
+    async def unbind(self, user_id: int, provider: str) -> bool:
+        return bool(await m.UserBinding.filter(user_id=user_id, provider=provider).delete())
+
+    async def bindings(self, user_id: int) -> dict[str, str]:
+        return {b.provider: b.subject for b in await m.UserBinding.filter(user_id=user_id)}
+
+    # ---- one-time secrets, guesses ------------------------------------------------------------
+    async def issue_secret(self, purpose: str, *, ttl: int, secret: str | None = None, subject: str = "",
+                           user_id: int = 0, payload: str = "") -> str:
+        """Keep a one-time secret (random unless given: an email code) for ``ttl``
+        seconds; only its keyed hash is stored. A subject has one live secret per purpose."""
+        return await self.flows.issue(purpose, ttl=ttl, secret=secret, subject=subject, user_id=user_id,
+                                      payload=payload)
+
+    async def take_secret(self, purpose: str, secret: str, *, subject: str = "") -> OneTimeSecret | None:
+        """Use a secret up: its contents, or None when unknown, expired or used already."""
+        row = await self.flows.take(purpose, secret, subject=subject)
+        return OneTimeSecret(row.user_id, row.subject, row.payload) if row is not None else None
+
+    async def take_code(self, purpose: str, subject: str, code: str) -> OneTimeSecret | None:
+        """Like :meth:`take_secret` for a short code sent to ``subject``: each wrong code
+        counts, and a code dies after five."""
+        row = await self.flows.take_code(purpose, subject, code)
+        return OneTimeSecret(row.user_id, row.subject, row.payload) if row is not None else None
+
+    async def throttled(self, account_key: str) -> Response | None:
+        """Count a guess at a secret of ``account_key`` (a user, an address) from this
+        client, through the login throttle: a 429 answer when over the limit, else None."""
+        from faregate.management.common import fail
+        from faregate.management.users import login_throttle
+
+        wait = await login_throttle().attempt(request.remote_addr or "", account_key)
+        if wait is None:
+            return None
+        response = fail(f"too many failed attempts; try again in {int(wait)} seconds", status=429)
+        response.headers["Retry-After"] = str(int(wait))
+        return response
+
+    async def throttle_passed(self, account_key: str) -> None:
+        """The guess was right: it does not count against the client or the account."""
+        from faregate.management.users import login_throttle
+
+        await login_throttle().succeeded(request.remote_addr or "", account_key)
+
+    # ---- secrets at rest ----------------------------------------------------------------------
+    def seal(self, plaintext: str, aad: str) -> str:
+        """Encrypt (AES-256-GCM with ``FAREGATE_CRYPTO_SECRET``, as channel keys): ``aad``
+        binds the value to its row, e.g. ``totp:<user id>``."""
+        return self._gw.box.encrypt(plaintext, aad)
+
+    def unseal(self, sealed: str, aad: str) -> str:
+        return self._gw.box.decrypt(sealed, aad)
+
+    def digest(self, value: str, purpose: str) -> str:
+        """A keyed hash of a short secret (a backup code) to store and look up by."""
+        return self._gw.box.digest(value, purpose)
+
+
+__all__ = ["EMAIL_VERIFICATION", "Account", "Accounts", "OneTimeSecret", "SignupError", "normalize_email"]

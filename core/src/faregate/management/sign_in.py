@@ -1,0 +1,128 @@
+"""Signing up with a password (``POST /api/user/register``) and the second step of a login
+(``POST /api/user/login/2fa``), new-api's contracts.
+
+Sign-up follows the options ``RegisterEnabled``, ``PasswordRegisterEnabled`` and
+``EmailVerificationEnabled`` (the code comes from ``GET /api/verification``, which the
+faregate-auth-email plugin serves; the code is checked here, from the one-time secrets
+store, so the core never calls the plugin). The second step checks the code with the
+installed second factor that guards logins (TOTP), at most five guesses per code through
+the login throttle, and only then starts the session."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
+from quart import Blueprint, Response, session
+from quart_schema import document_response, validate_request
+
+from faregate import jsonutil
+from faregate.accounts.login import PENDING_PURPOSE, complete_login
+from faregate.accounts.service import EMAIL_VERIFICATION, normalize_email
+from faregate.accounts.sessions import PENDING_FLOW
+from faregate.accounts.signup import SignupError, create_account
+from faregate.db import models as m
+from faregate.hooks import await_me_maybe
+from faregate.management.common import fail, gateway, guarded, ok, public
+from faregate.management.openapi import Body, Done, Ok
+from faregate.management.system import PASSWORD_MAX, PASSWORD_MIN
+from faregate.management.users import LoginData
+from faregate.security.passwords import hash_password_async
+
+blueprint = Blueprint("sign_in", __name__)
+
+class SecondStep(Body):
+    """``{code}``: a TOTP code or a backup code; ``flow_token`` from the first step (newer
+    new-api clients send it; older ones rely on the session)."""
+
+    code: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
+    flow_token: Annotated[str, Field(max_length=128)] = ""
+
+
+@blueprint.post("/api/user/login/2fa")
+@public
+@guarded
+@validate_request(SecondStep)
+@document_response(Ok[LoginData])
+async def login_second_step(data: SecondStep) -> Response:
+    gw = gateway()
+    factors = [f for f in gw.second_factors.values() if getattr(f, "at_login", False)]
+    if not factors:
+        return fail("two-factor login is not available: no 2fa plugin (faregate-auth-totp) is installed")
+    token = data.flow_token or str(session.get(PENDING_FLOW) or "")
+    accounts = gw.services.accounts
+    pending = await accounts.flows.peek(PENDING_PURPOSE, token)
+    if pending is None:
+        return fail("no login is waiting for a second step, or it has expired: log in again")
+    refused = await accounts.throttled(f"#2fa:{pending.user_id}")
+    if refused is not None:
+        return refused
+    row = await m.User.get_or_none(id=pending.user_id)
+    stored = jsonutil.loads(pending.payload or "{}")
+    if row is None or row.session_version != stored.get("sv"):  # the password changed meanwhile
+        return fail("the login has expired: log in again")
+    for factor in factors:
+        if await await_me_maybe(factor.enrolled(row.id)) and await await_me_maybe(
+                factor.verify(row.id, data.code, session)):
+            break
+    else:
+        return fail("the code is wrong: check your authenticator or use a backup code")
+    if await accounts.flows.take(PENDING_PURPOSE, token) is None:  # a concurrent request used it first
+        return fail("the login has expired: log in again")
+    await accounts.throttle_passed(f"#2fa:{pending.user_id}")
+    return await complete_login(row, str(stored.get("method") or "password"), second_factor_done=True)
+
+
+class Registration(Body):
+    """new-api's sign-up form: ``aff_code`` is the inviter's invitation code; ``email`` and
+    ``verification_code`` count when ``EmailVerificationEnabled`` is on; ``password2`` is
+    its form's confirmation (when sent, it must match)."""
+
+    username: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20)]
+    password: Annotated[str, Field(min_length=PASSWORD_MIN, max_length=PASSWORD_MAX)]
+    password2: Annotated[str, Field(max_length=PASSWORD_MAX)] | None = None
+    email: Annotated[str, StringConstraints(strip_whitespace=True, max_length=128)] = ""
+    verification_code: Annotated[str, StringConstraints(strip_whitespace=True, max_length=32)] = ""
+    aff_code: Annotated[str, StringConstraints(strip_whitespace=True, max_length=32)] = ""
+
+
+@blueprint.post("/api/user/register")
+@public
+@guarded
+@validate_request(Registration)
+@document_response(Done)
+async def register(data: Registration) -> Response:
+    gw = gateway()
+    options = gw.snapshot.options
+    if not options.value("RegisterEnabled"):
+        return fail("new registrations are closed by the administrator")
+    if not options.value("PasswordRegisterEnabled"):
+        return fail("registration with a username and password is closed; use another sign-in method")
+    if data.password2 is not None and data.password2 != data.password:
+        return fail("the two passwords differ", status=400)
+    accounts = gw.services.accounts
+    email = ""
+    if options.value("EmailVerificationEnabled"):
+        email = normalize_email(data.email)
+        if not email or not data.verification_code:
+            return fail("email verification is on: send the code to your address first (GET /api/verification)")
+        problem = accounts.email_problem(email)
+        if problem is not None:
+            return fail(problem, status=400)
+        refused = await accounts.throttled(f"#email:{email}")
+        if refused is not None:
+            return refused
+        if await accounts.take_code(EMAIL_VERIFICATION, email, data.verification_code) is None:
+            return fail("the verification code is wrong or has expired")
+        await accounts.throttle_passed(f"#email:{email}")
+        if await accounts.email_taken(email):
+            return fail("the email address is already in use")
+    password_hash = await hash_password_async(data.password)
+    try:
+        row, touched = await create_account(options, username=data.username, password_hash=password_hash, email=email,
+                                            inviter_code=data.aff_code, exact_username=True)
+    except SignupError as exc:
+        return fail(str(exc))
+    for user_id in (row.id, *touched):
+        await gw.feed.publish("user", user_id)
+    return ok()

@@ -1,0 +1,33 @@
+"""Faregate plugin: Telegram login (the login widget) and account binding, with new-api's
+paths (``/api/oauth/telegram/login``, ``/api/oauth/telegram/bind``) and options.
+
+The entry point in ``pyproject.toml`` names this module."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from faregate.api import OptionSpec, Services, Setting, hookimpl, option_parsers
+from faregate_auth_telegram.routes import make_blueprint
+from faregate_auth_telegram.widget import WidgetRefused, check, sign
+
+__all__ = ["WidgetRefused", "check", "sign"]
+__version__ = "0.1.0"
+
+
+@hookimpl
+def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
+    register(Setting("telegram_login_max_age", 3600, "Seconds a Telegram login widget's data stays valid.",
+                     Annotated[int, Field(ge=60, le=86_400)]))
+    register(OptionSpec("TelegramOAuthEnabled", "false", "Log in with Telegram.", option_parsers.boolean))
+    register(OptionSpec("TelegramBotName", "", "The bot's username the login widget names.", option_parsers.text(64)))
+    register(OptionSpec("TelegramBotToken", "", "The bot's token (checks the widget's signature).",
+                        option_parsers.text(256), secret=True))
+
+
+@hookimpl
+def register_routes(register: Callable[..., Any], services: Services) -> None:
+    register(make_blueprint(services))

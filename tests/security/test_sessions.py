@@ -1,0 +1,125 @@
+"""Login sessions (issue 16): a login always starts a fresh session, so a cookie planted
+before it never becomes a login (fixation); a password change ends every other session of
+the user, on every worker and node at once (the session version travels with the change
+feed), and keeps the changer's own, re-issued; a role change ends the user's sessions."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from faregate.db import models as m
+from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayProcess, GatewayServer
+
+NEW_PASSWORD = "a-new-password-42"
+
+
+async def _user(admin: AdminClient, name: str, role: int = m.ROLE_USER) -> AdminClient:
+    await admin.ok("POST", "/api/user/", json={"username": name, "password": ROOT_PASSWORD, "role": role})
+    client = AdminClient(admin.base_url)
+    client.user_id = (await client.ok("POST", "/api/user/login", json={"username": name, "password": ROOT_PASSWORD}))[
+        "id"]
+    return client
+
+
+async def _self_ok(http: httpx.AsyncClient, user_id: int | None, cookie: str) -> bool:
+    resp = await http.get("/api/user/self", headers={"New-Api-User": str(user_id), "Cookie": f"session={cookie}"})
+    return bool(resp.json().get("success"))
+
+
+async def test_a_planted_session_never_becomes_a_login(gateway: GatewayServer, admin: AdminClient) -> None:
+    await admin.ok("POST", "/api/user/", json={"username": "victim", "password": ROOT_PASSWORD})
+    # a validly signed session of the attacker's (pre-login state such as an OAuth state)
+    app = gateway.app
+    planted = app.session_interface.get_signing_serializer(app).dumps({"oauth_state": "attacker"})
+    async with httpx.AsyncClient(base_url=gateway.base_url) as victim:
+        resp = await victim.post("/api/user/login", json={"username": "victim", "password": ROOT_PASSWORD},
+                                 headers={"Cookie": f"session={planted}"})
+        user, issued = resp.json(), resp.cookies.get("session")
+        assert user["success"] and issued and issued != planted  # the login wrote a new session
+        async with httpx.AsyncClient(base_url=gateway.base_url) as bare:
+            assert not await _self_ok(bare, user["data"]["id"], planted)  # the planted one is still nobody
+            assert await _self_ok(bare, user["data"]["id"], issued)
+
+
+async def test_a_password_change_ends_every_other_session(gateway: GatewayServer, admin: AdminClient) -> None:
+    laptop = await _user(admin, "alice")
+    phone = AdminClient(gateway.base_url)
+    phone.user_id = (await phone.ok("POST", "/api/user/login", json={"username": "alice", "password": ROOT_PASSWORD}))[
+        "id"]
+    stolen = phone.http.cookies.get("session")
+    await laptop.ok("PUT", "/api/user/self", json={"password": NEW_PASSWORD, "original_password": ROOT_PASSWORD})
+    # the changer's session was re-issued under the new version and goes on
+    assert (await laptop.ok("GET", "/api/user/self"))["username"] == "alice"
+    # the other one (or a copy an attacker holds) is over, with no database read per call
+    assert (await phone.call("GET", "/api/user/self"))["success"] is False
+    async with httpx.AsyncClient(base_url=gateway.base_url) as bare:
+        assert not await _self_ok(bare, laptop.user_id, stolen or "")
+    # an admin setting the password ends the user's sessions too, the changer's included
+    await admin.ok("PUT", "/api/user/", json={"id": laptop.user_id, "password": "set-by-the-admin-1"})
+    assert (await laptop.call("GET", "/api/user/self"))["success"] is False
+    await laptop.close()
+    await phone.close()
+
+
+async def test_a_role_change_ends_the_users_sessions(gateway: GatewayServer, admin: AdminClient) -> None:
+    bob = await _user(admin, "bob")
+    await admin.ok("POST", "/api/user/manage", json={"id": bob.user_id, "action": "promote"})
+    assert (await bob.call("GET", "/api/user/self"))["success"] is False  # log in again as an admin
+    again = await bob.ok("POST", "/api/user/login", json={"username": "bob", "password": ROOT_PASSWORD})
+    assert again["role"] == m.ROLE_ADMIN
+    assert (await bob.ok("GET", "/api/user/self"))["permissions"]["admin"] is True
+    # a ban is checked on every call; lifting it does not need a new login
+    await admin.ok("POST", "/api/user/manage", json={"id": bob.user_id, "action": "demote"})
+    await bob.ok("POST", "/api/user/login", json={"username": "bob", "password": ROOT_PASSWORD})
+    await admin.ok("POST", "/api/user/manage", json={"id": bob.user_id, "action": "disable"})
+    assert (await bob.call("GET", "/api/user/self"))["success"] is False
+    await admin.ok("POST", "/api/user/manage", json={"id": bob.user_id, "action": "enable"})
+    assert (await bob.ok("GET", "/api/user/self"))["username"] == "bob"
+    await bob.close()
+
+
+@pytest.fixture
+def redis_available() -> None:
+    import redis
+
+    try:
+        redis.Redis.from_url("redis://127.0.0.1:6379/0").ping()
+    except redis.RedisError:
+        pytest.skip("Redis is not running on 127.0.0.1:6379")
+
+
+def test_sessions_travel_between_nodes_and_die_everywhere(tmp_path: object, redis_available: None) -> None:
+    """Two nodes sharing the database, SESSION_SECRET and Redis: a session made on one is
+    good on the other, and a password changed on one ends it on the other at once."""
+    shared = {"FAREGATE_DB_URL": f"sqlite://{tmp_path}/shared.db", "FAREGATE_CRYPTO_SECRET": "shared-crypto",
+              "FAREGATE_SESSION_SECRET": "shared-session", "FAREGATE_REDIS_URL": "redis://127.0.0.1:6379/0",
+              "FAREGATE_SYNC_INTERVAL": "3600"}  # only the change feed's signal may carry the change
+    node_a = GatewayProcess(f"{tmp_path}/a", env=shared)
+    node_b = GatewayProcess(f"{tmp_path}/b", env=shared)
+    with ThreadPoolExecutor(2) as pool:  # the two start side by side
+        list(pool.map(GatewayProcess.start, (node_a, node_b)))
+    try:
+        a = httpx.Client(base_url=node_a.base_url, timeout=30)
+        a.post("/api/setup", json={"username": "root", "password": ROOT_PASSWORD, "confirmPassword": ROOT_PASSWORD})
+        uid = a.post("/api/user/login", json={"username": "root", "password": ROOT_PASSWORD}).json()["data"]["id"]
+        other = httpx.Client(base_url=node_a.base_url, timeout=30)
+        other.post("/api/user/login", json={"username": "root", "password": ROOT_PASSWORD})
+        cookie = other.cookies.get("session")
+        headers = {"New-Api-User": str(uid), "Cookie": f"session={cookie}"}
+        assert httpx.get(node_b.base_url + "/api/user/self", headers=headers).json()["success"] is True
+        changed = a.put("/api/user/self", json={"password": NEW_PASSWORD, "original_password": ROOT_PASSWORD},
+                        headers={"New-Api-User": str(uid)})
+        assert changed.json()["success"] is True
+        deadline = time.monotonic() + 2
+        while httpx.get(node_b.base_url + "/api/user/self", headers=headers).json()["success"]:
+            assert time.monotonic() < deadline, "the revoked session still works on the other node"
+            time.sleep(0.05)
+        a.close()
+        other.close()
+    finally:
+        node_a.stop()
+        node_b.stop()
