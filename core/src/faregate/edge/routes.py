@@ -161,21 +161,32 @@ async def read_capped(limit: int) -> bytes:
         raise too_large(limit) from None
 
 
+#: a management view's own, smaller body cap in bytes (a payment webhook's), set on the view
+BODY_CAP_ATTRIBUTE = "faregate_max_body"
+
+
 def _cap_management_bodies(app: Quart, limit: int, timeout: float) -> None:
-    """``/api/…`` bodies: refused over ``limit`` in the management envelope before a
-    view reads them (the views read with ``request.get_data()``)."""
+    """``/api/…`` bodies: refused over ``limit`` (or the view's own smaller
+    :data:`BODY_CAP_ATTRIBUTE`) in the management envelope before a view reads them (the
+    views read with ``request.get_data()``)."""
 
     @app.before_request
     async def _management_body_cap() -> Response | None:
         path = request.path
         if not (path == "/api" or path.startswith("/api/")):
             return None
+        cap = limit
+        rule = request.url_rule
+        if rule is not None:
+            own = getattr(app.view_functions.get(rule.endpoint), BODY_CAP_ATTRIBUTE, None)
+            if isinstance(own, int):
+                cap = min(cap, own)
         length = request.content_length
-        if length is not None and length <= limit:
+        if length is not None and length <= cap:
             return None
         try:
             async with asyncio.timeout(timeout):
-                body = await read_capped(limit)
+                body = await read_capped(cap)
         except GatewayError as err:
             return fail(err.message, status=err.status)
         except TimeoutError:

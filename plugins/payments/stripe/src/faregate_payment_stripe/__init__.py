@@ -1,0 +1,30 @@
+"""Faregate plugin: top-ups paid with Stripe Checkout, with new-api's paths and options
+(``POST /api/user/stripe/pay``, ``/api/user/stripe/amount``, ``POST /api/stripe/webhook``; the
+spec's ``cardpay`` paths answer the same). The core serves the routes, stores the orders and
+credits them once; this plugin prices, starts the Checkout Session and verifies Stripe's
+signature.
+
+The entry point in ``pyproject.toml`` names this module."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from faregate.api import OptionSpec, PaymentProvider, Services, Setting, hookimpl
+from faregate_payment_stripe.provider import OPTIONS, SETTINGS, StripeProvider
+
+__all__ = ["OPTIONS", "SETTINGS", "StripeProvider"]
+__version__ = "0.1.0"
+
+
+@hookimpl
+def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
+    for setting in SETTINGS:
+        register(setting)
+    for option in OPTIONS:
+        register(option)
+
+
+@hookimpl
+def register_payment_providers(register: Callable[[PaymentProvider], None], services: Services) -> None:
+    register(StripeProvider(services))
