@@ -48,3 +48,6 @@ class Principal:
     group: str = "default"
     pinned_channel: int | None = None
     via: str = "api_key"  # api_key | session | access_token
+    #: a key of group ``auto``: the groups it may use, in order (``AutoGroups`` the user may
+    #: use); admission settles ``group`` on the first that serves the request's model
+    auto_groups: tuple[str, ...] = ()

@@ -41,6 +41,8 @@ from faregate.billing.workers import sweep_dead_workers as sweep_dead_workers  #
 from faregate.db import models as m
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from tortoise.backends.base.client import BaseDBAsyncClient
     from tortoise.models import Model
 
@@ -166,6 +168,8 @@ class QuotaLedger:
         self._flush_lock = asyncio.Lock()
         self._orphans: list[Lease] = []
         self.recorders: list[UsageRecorder] = []
+        #: told, after each flush that wrote charges, which users were charged (quota warnings)
+        self.watchers: list[Callable[[Iterable[int]], None]] = []
         self.open_reservations = 0  # reserved, not yet settled (the metrics read these)
         self.reserved_quota = 0
 
@@ -360,6 +364,12 @@ class QuotaLedger:
             if lease.free == 0 and lease.reserved == 0 and lease.consumed_unflushed == 0:
                 self.leases.pop((lease.kind, lease.ref_id), None)
         self._orphans = [o for o in self._orphans if o.reserved or o.consumed_unflushed]
+        if users:
+            for watcher in self.watchers:
+                try:
+                    watcher(list(users))
+                except Exception:
+                    log.exception("ledger watcher %r failed", watcher)
         for recorder in self.recorders:
             for entry in logs:
                 try:

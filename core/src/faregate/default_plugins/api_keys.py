@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from faregate import hookimpl
+from faregate.billing.groups import AUTO
 from faregate.contracts import Authenticator
 from faregate.db import models as m
 from faregate.errors import GatewayError
@@ -56,8 +57,10 @@ class ApiKeyAuthenticator:
         if token.group and token.group not in services.options.usable_groups(user.group):
             raise GatewayError(403, f"group {token.group} is no longer usable by this key's user",
                                code="access_denied")
-        if group == "auto":  # new-api's auto group: fall back to the user's own group
-            group = user.group
+        auto: tuple[str, ...] = ()
+        if group == AUTO:  # new-api's auto group: the AutoGroups the user may use, in order
+            auto = tuple(services.options.user_auto_groups(user.group))
+            group = auto[0] if auto else user.group  # admission picks the one serving the model
         pinned = None
         if pin:
             if user.role < m.ROLE_ADMIN:
@@ -66,7 +69,8 @@ class ApiKeyAuthenticator:
                 pinned = int(pin)
             except ValueError:
                 raise GatewayError(401, "invalid API key", code="invalid_api_key") from None
-        return Principal(user=user, token=token, group=group, pinned_channel=pinned, via="api_key")
+        return Principal(user=user, token=token, group=group, pinned_channel=pinned, via="api_key",
+                         auto_groups=auto)
 
 
 @hookimpl(trylast=True)

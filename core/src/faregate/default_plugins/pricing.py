@@ -1,6 +1,6 @@
 """The default pricer: new-api's ratios from the options table (ModelRatio,
 CompletionRatio, CacheRatio, CreateCacheRatio, ImageRatio, AudioRatio, AudioCompletionRatio, ModelPrice,
-GroupRatio)."""
+GroupRatio, GroupGroupRatio), read from the snapshot: no database round trip per request."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ class OptionsPricer:
         options = self.services.options
         model = exchange.model
         assert exchange.principal is not None
-        group_ratio = float(options.group_ratio.get(exchange.principal.group, 1.0))
+        principal = exchange.principal
+        group_ratio = float(options.group_ratio_for(principal.user.group, principal.group))
         fixed = options.model_price.get(model)
         if fixed is not None:
             return Price(model_price=float(fixed), group_ratio=group_ratio,

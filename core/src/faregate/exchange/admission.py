@@ -110,6 +110,10 @@ async def admit(ex: Exchange) -> None:
     principal = ex.principal
     summary = ex.summary
     assert principal is not None and summary is not None, "authenticate and begin before admit"
+    if principal.auto_groups and principal.pinned_channel is None:
+        # an ``auto`` key: the first of its groups serving the model (its price is that group's)
+        principal.group = next((g for g in principal.auto_groups if gw.snapshot.levels(g, summary.model)),
+                               principal.auto_groups[0])
     if not gw.snapshot.levels(principal.group, summary.model) and principal.pinned_channel is None:
         raise model_not_found(summary.model, principal.group)
     ex.price = price(ex)

@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 async def visible_models(ex: Exchange) -> list[ModelInfo]:
     principal = await ex.authenticate()
     gw = ex.gateway
-    names = gw.snapshot.models_for_group(principal.group)
+    if principal.auto_groups:  # an ``auto`` key: what any of its groups serves
+        names = sorted({n for group in principal.auto_groups for n in gw.snapshot.models_for_group(group)})
+    else:
+        names = gw.snapshot.models_for_group(principal.group)
     token = principal.token
     if token is not None and token.model_limits is not None:
         names = [n for n in names if n in token.model_limits]

@@ -198,26 +198,42 @@ class Redeem(Body):
     key: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32)]
 
 
+class RedeemRefused(Exception):
+    """The code does not exist, or was used, disabled or has expired; the message says which."""
+
+
+async def redeem_code(user_id: int, username: str, key: str) -> int:
+    """Credit the quota of code ``key`` to the user, once: the quota credited. One conditional
+    UPDATE (enabled, unexpired, this key → used by this user) in one transaction with the
+    credit and the top-up log row, so of every racing call exactly one credits. Raises
+    :class:`RedeemRefused`."""
+    now = int(time.time())
+    async with in_transaction() as conn:
+        row = await m.Redemption.filter(key=key).using_db(conn).first()
+        if row is None:
+            raise RedeemRefused("invalid redemption code")
+        won = await m.Redemption.filter(
+            Q(expired_time=0) | Q(expired_time__gt=now), id=row.id, status=m.REDEMPTION_ENABLED,
+        ).using_db(conn).update(status=m.REDEMPTION_USED, used_user_id=user_id, redeemed_time=now)
+        if not won:
+            raise RedeemRefused("this redemption code has been used, disabled or has expired")
+        await m.User.filter(id=user_id).using_db(conn).update(quota=F("quota") + row.quota)
+        await m.Log.create(user_id=user_id, username=username, type=m.LOG_TOPUP, quota=row.quota,
+                           created_at=now, content=f"redeemed code {row.id} ({row.name}) for {row.quota} quota",
+                           using_db=conn)
+    return int(row.quota)
+
+
 @blueprint.post("/api/user/topup")
 @require(m.ROLE_USER)
 @validate_request(Redeem)
 @document_response(Ok[int])
 async def redeem(data: Redeem, me: Principal) -> Response:
     """``{key}`` → the quota added. Credited exactly once, whoever races for the code."""
-    key = data.key
-    now = int(time.time())
-    async with in_transaction() as conn:
-        row = await m.Redemption.filter(key=key).using_db(conn).first()
-        if row is None:
-            return fail("invalid redemption code")
-        won = await m.Redemption.filter(
-            Q(expired_time=0) | Q(expired_time__gt=now), id=row.id, status=m.REDEMPTION_ENABLED,
-        ).using_db(conn).update(status=m.REDEMPTION_USED, used_user_id=me.user.id, redeemed_time=now)
-        if not won:
-            return fail("this redemption code has been used, disabled or has expired")
-        await m.User.filter(id=me.user.id).using_db(conn).update(quota=F("quota") + row.quota)
-        await m.Log.create(user_id=me.user.id, username=me.user.username, type=m.LOG_TOPUP, quota=row.quota,
-                           created_at=now, content=f"redeemed code {row.id} ({row.name}) for {row.quota} quota",
-                           using_db=conn)
+    try:
+        quota = await redeem_code(me.user.id, me.user.username, data.key)
+    except RedeemRefused as refused:
+        return fail(str(refused))
     await gateway().feed.publish("user", me.user.id)
-    return ok(row.quota)
+    gateway().quota_warnings.recheck([me.user.id])  # above the threshold again: a later fall warns again
+    return ok(quota)

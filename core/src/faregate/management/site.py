@@ -12,6 +12,7 @@ from quart_schema import document_response
 from tortoise import connections
 
 from faregate import jsonutil
+from faregate.billing.groups import AUTO
 from faregate.db import models as m
 from faregate.management.common import fail, gateway, ok, public, require
 from faregate.management.openapi import Ok, Shape
@@ -42,13 +43,20 @@ class PriceItem(Shape):
     completion_ratio: float
     owner_by: str
     enable_groups: list[str]
+    # only where the options price the model so (new-api's omitempty)
+    cache_ratio: float | None = None
+    create_cache_ratio: float | None = None
+    image_ratio: float | None = None
+    audio_ratio: float | None = None
+    audio_completion_ratio: float | None = None
 
 
 class Pricing(Ok[list[PriceItem]]):
-    """new-api's answer carries two figures beside ``data``."""
+    """new-api's answer carries these beside ``data``."""
 
     group_ratio: dict[str, float]
     usable_group: dict[str, str]
+    auto_groups: list[str]
 
 
 @blueprint.get("/api/pricing")
@@ -56,26 +64,39 @@ class Pricing(Ok[list[PriceItem]]):
 @document_response(Pricing)
 async def pricing() -> Response:
     """Every model a channel serves in the caller's usable groups (a visitor: the default
-    user's), with the prices that apply: new-api's ``{data, group_ratio, usable_group}``."""
+    user's), with the prices that apply: new-api's ``{data, group_ratio, usable_group,
+    auto_groups}``. A fixed price per call (``ModelPrice``) is ``quota_type`` 1 with
+    ``model_price`` in US dollars; otherwise ``quota_type`` 0 with the ratios. ``group_ratio``
+    is what the caller pays in each usable group (its user group's ``GroupGroupRatio`` over
+    ``GroupRatio``)."""
     snapshot = gateway().snapshot
     options = snapshot.options
     user = snapshot.users.get(int(session.get("id") or 0))
-    usable = options.usable_groups(user.group if user is not None else "default")
+    user_group = user.group if user is not None else "default"
+    usable = options.usable_groups(user_group)
     served: dict[str, list[str]] = {}
     for group in usable:
         for model in snapshot.routes.get(group, {}):
             served.setdefault(model, []).append(group)
+    extras = (("cache_ratio", options.cache_ratio), ("create_cache_ratio", options.create_cache_ratio),
+              ("image_ratio", options.image_ratio), ("audio_ratio", options.audio_ratio),
+              ("audio_completion_ratio", options.audio_completion_ratio))
     data = []
     for model, groups in sorted(served.items()):
         price = options.model_price.get(model)
-        data.append({
-            "model_name": model, "quota_type": 1 if price is not None else 0,
-            "model_ratio": options.model_ratio.get(model, 0.0), "model_price": price or 0.0,
-            "completion_ratio": options.completion_ratio.get(model, 1.0), "owner_by": "",
-            "enable_groups": groups,
-        })
+        item: dict[str, Any] = {"model_name": model, "owner_by": "", "enable_groups": groups}
+        if price is not None:
+            item.update(quota_type=1, model_price=price, model_ratio=0.0, completion_ratio=0.0)
+        else:
+            item.update(quota_type=0, model_price=0.0, model_ratio=options.model_ratio.get(model, 0.0),
+                        completion_ratio=options.completion_ratio.get(model, 1.0))
+        for name, table in extras:
+            if model in table:
+                item[name] = table[model]
+        data.append(item)
     body = {"success": True, "message": "", "data": data,
-            "group_ratio": {g: options.group_ratio.get(g, 1.0) for g in usable}, "usable_group": usable}
+            "group_ratio": {g: options.group_ratio_for(user_group, g) for g in usable if g != AUTO},
+            "usable_group": usable, "auto_groups": options.user_auto_groups(user_group)}
     return Response(jsonutil.dumps(body), content_type="application/json")
 
 

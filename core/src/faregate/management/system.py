@@ -100,6 +100,10 @@ class StatusData(Shape):
     quota_per_unit: float
     display_in_currency: bool
     quota_display_type: str
+    custom_currency_symbol: str
+    custom_currency_exchange_rate: float
+    usd_exchange_rate: float
+    default_use_auto_group: bool
     setup: bool
     self_use_mode_enabled: bool
     demo_site_enabled: bool
@@ -113,13 +117,19 @@ class StatusData(Shape):
 async def status() -> Response:
     gw = gateway()
     options = gw.snapshot.options
+    display = options.value("general_setting.quota_display_type")
     return ok({
         "version": __version__,
         "start_time": gw.started_at,
         "system_name": options.system_name,
         "quota_per_unit": _number(options.quota_per_unit),
-        "display_in_currency": options.value("DisplayInCurrencyEnabled"),
-        "quota_display_type": options.value("general_setting.quota_display_type"),
+        # new-api: money unless the display type is TOKENS (older UIs read only this flag)
+        "display_in_currency": bool(options.value("DisplayInCurrencyEnabled")) and display != "TOKENS",
+        "quota_display_type": display,
+        "custom_currency_symbol": options.value("general_setting.custom_currency_symbol"),
+        "custom_currency_exchange_rate": _number(options.value("general_setting.custom_currency_exchange_rate")),
+        "usd_exchange_rate": _number(options.value("USDExchangeRate")),
+        "default_use_auto_group": options.value("DefaultUseAutoGroup"),
         "setup": await m.Setup.exists(),
         "self_use_mode_enabled": options.self_use_mode,
         "demo_site_enabled": options.value("DemoSiteEnabled"),

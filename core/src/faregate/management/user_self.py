@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import secrets
 from typing import Annotated, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 from quart import Blueprint, Response, session
@@ -14,6 +13,9 @@ from quart_schema import document_response, validate_request
 from tortoise.exceptions import IntegrityError
 
 from faregate import jsonutil
+from faregate.accounts.notify import allowed_categories, url_problem
+from faregate.accounts.sessions import renew_own_session
+from faregate.billing.groups import AUTO
 from faregate.billing.pricing import MAX_QUOTA
 from faregate.db import models as m
 from faregate.management.common import BadInput, fail, gateway, ok, public, require
@@ -36,13 +38,16 @@ blueprint = Blueprint("user_self", __name__)
 
 
 class GroupInfo(Shape):
-    ratio: float
+    ratio: float | str = Field(description="the price multiplier in this group; \"auto\" for the auto group")
     desc: str
 
 
 def _groups(user_group: str) -> Response:
+    """new-api's GetUserGroups: each usable group with what the user pays in it (the user
+    group's ``GroupGroupRatio`` over ``GroupRatio``); ``auto``, where usable, with the ratio
+    ``"auto"`` (its keys pay the ratio of the group that serves them)."""
     options = gateway().snapshot.options
-    return ok({name: {"ratio": options.group_ratio.get(name, 1.0), "desc": desc}
+    return ok({name: {"ratio": AUTO if name == AUTO else options.group_ratio_for(user_group, name), "desc": desc}
                for name, desc in options.usable_groups(user_group).items()})
 
 
@@ -50,7 +55,8 @@ def _groups(user_group: str) -> Response:
 @require(m.ROLE_USER)
 @document_response(Ok[dict[str, GroupInfo]])
 async def self_groups(me: Principal) -> Response:
-    """``{group: {ratio, desc}}`` for every group the user may give a key."""
+    """``{group: {ratio, desc}}`` for every group the user may give a key, with the ratio
+    the user pays there."""
     return _groups(me.user.group)
 
 
@@ -121,6 +127,8 @@ async def update_self(data: SelfUpdate, me: Principal) -> Response:
         except IntegrityError:
             return fail("the username is already taken")
         await gateway().feed.publish("user", row.id)
+        if "password_hash" in fields:  # every other session of the user ends; this one is re-issued
+            await renew_own_session(gateway().feed, row.id)
     return ok(user_view(await m.User.get(id=row.id)))
 
 
@@ -211,9 +219,12 @@ def stored_settings(text: str) -> dict[str, object]:
 
 def _setting_fields(data: SettingsUpdate, stored: dict[str, object], *, admin: bool) -> dict[str, object]:
     fields = data.model_dump(exclude={"upstream_model_update_notify_enabled"})
+    # the SSRF rules of the fetches these URLs get (as far as they can be checked without DNS)
+    allow = allowed_categories(gateway().settings.get("notify_private_addresses", "deny"))
     for name in ("webhook_url", "bark_url", "gotify_url"):
-        if fields[name] and urlsplit(str(fields[name])).scheme not in ("http", "https"):
-            raise BadInput(f"{name} must be an http:// or https:// URL", status=400)
+        problem = url_problem(str(fields[name]), allow) if fields[name] else None
+        if problem is not None:
+            raise BadInput(f"{name} {problem}", status=400)
     if fields["notification_email"] and "@" not in str(fields["notification_email"]):
         raise BadInput("notification_email is not an email address", status=400)
     for name in _SECRET_FIELDS:

@@ -141,4 +141,8 @@ CORE_SETTINGS = (
     Setting("channel_private_addresses", "allow",
             "Whether a channel's base URL may point at a loopback or private address (local vLLM, Ollama): "
             "allow or deny. Link-local and cloud metadata addresses are refused either way.", AllowDeny),
+    Setting("notify_private_addresses", "deny",
+            "Whether a user's notification URL (the webhook of their quota warnings) may point at a loopback "
+            "or private address: allow or deny. Link-local and cloud metadata addresses are refused either "
+            "way.", AllowDeny),
 )

@@ -6,6 +6,8 @@ suite and for plugin authors:
 * ``admin`` — a root session on that gateway (``AdminClient``).
 * ``make_gateway`` — a factory for gateways with a chosen plugin set (a ``PluginSet``
   or a list of entry-point names), database or settings (stopped at teardown).
+* ``mariadb_url``, ``postgres_url`` — a fresh database on the local MariaDB / PostgreSQL
+  server (dropped afterwards); the test is skipped when the server is not there.
 
 Async fixtures are function-scoped: every test gets a fresh database. Fake upstreams
 come with the plugins that speak their protocol, as their own ``pytest11`` entry points
@@ -102,3 +104,29 @@ async def mariadb_url() -> AsyncIterator[str]:
         async with conn.cursor() as cur:
             await cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
         conn.close()
+
+
+@pytest_asyncio.fixture
+async def postgres_url() -> AsyncIterator[str]:
+    """A fresh, uniquely named PostgreSQL database (dropped afterwards); skips when the
+    server or the ``faregate-storage-postgres`` plugin is missing."""
+    from urllib.parse import unquote, urlsplit
+
+    asyncpg = pytest.importorskip("asyncpg")
+    pytest.importorskip("faregate_storage_postgres")
+    parts = urlsplit(POSTGRES_URL)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 5432
+    try:
+        conn = await asyncpg.connect(host=host, port=port, user=unquote(parts.username or "postgres"),
+                                     password=unquote(parts.password) if parts.password else None,
+                                     database="postgres", timeout=5)
+    except OSError as exc:  # pragma: no cover - depends on the machine: refused or unreachable, no server
+        pytest.skip(f"no PostgreSQL server at {host}:{port}: {exc}")
+    name = unique_db_name()
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}" ENCODING \'UTF8\' TEMPLATE template0')
+        yield f"{parts.scheme}://{parts.netloc}/{name}?maxsize=20"
+    finally:
+        # FORCE: a test that failed half-way may have left connections open
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.close()

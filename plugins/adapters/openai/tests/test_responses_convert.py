@@ -348,11 +348,13 @@ def test_compaction_model_and_upstream_name() -> None:
 def test_compaction_prices_fall_back_to_the_wildcard() -> None:
     def price(model: str, **options: Any) -> Any:
         opts = SimpleNamespace(model_price={}, model_ratio={}, completion_ratio={}, cache_ratio={},
-                               create_cache_ratio={}, group_ratio={"vip": 2.0}, quota_per_unit=500_000)
+                               create_cache_ratio={}, quota_per_unit=500_000,
+                               group_ratio_for=lambda user_group, group: {"vip": 2.0}.get(group, 1.0))
         for name, value in options.items():
             setattr(opts, name, value)
         pricer = compact.CompactPricer(SimpleNamespace(options=opts))  # type: ignore[arg-type]
-        return pricer.price(SimpleNamespace(model=model, principal=SimpleNamespace(group="vip")), None)  # type: ignore[arg-type]
+        principal = SimpleNamespace(group="vip", user=SimpleNamespace(group="default"))
+        return pricer.price(SimpleNamespace(model=model, principal=principal), None)  # type: ignore[arg-type]
 
     assert price("gpt-5", model_ratio={"*-openai-compact": 3.0}) is None  # not a compaction
     assert price("gpt-5-openai-compact") is None  # nothing for it: the default pricer decides

@@ -152,7 +152,7 @@ class CompactPricer:
             return None
         options = self.services.options
         assert ex.principal is not None
-        group_ratio = float(options.group_ratio.get(ex.principal.group, 1.0))
+        group_ratio = float(options.group_ratio_for(ex.principal.user.group, ex.principal.group))
         if model in options.model_price:
             return None
         if WILDCARD in options.model_price:

@@ -1,0 +1,174 @@
+"""Quota warnings (new-api's ``checkAndSendQuotaNotify``): when a user's remaining quota
+falls below their threshold (their own ``quota_warning_threshold`` setting, else the
+``QuotaRemindThreshold`` option; 0 turns warnings off), they are told once, the way their
+``notify_type`` says, and not again until the quota has been seen above the threshold.
+
+Nothing here is on a request's path. The ledger tells :meth:`QuotaWarnings.charged` which
+users a flush charged; a background task checks those users at most once per
+``interval`` seconds, all of them in three queries (their balances, the quota their
+leases hold, who was warned already). "Warned" is a row in ``quota_warnings`` (one per
+user, unique): a worker sends only when its INSERT made the row, so many workers seeing the
+same balance warn once; the row is deleted when the balance is seen above the threshold
+(after a charge, or a credit that calls :meth:`QuotaWarnings.recheck`). A notification
+that fails is logged and not retried (new-api's behaviour): the row stays, so a broken
+webhook is not called again on every request."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from tortoise.exceptions import IntegrityError
+
+from faregate import jsonutil
+from faregate.accounts.notify import Notification, Notifier, NotifyTarget
+from faregate.db import models as m
+
+if TYPE_CHECKING:
+    from faregate.state.options import Options
+
+log = logging.getLogger("faregate.billing")
+
+#: users checked per query
+BATCH = 500
+#: new-api's dto.NotifyTypeQuotaExceed
+QUOTA_EXCEED = "quota_exceed"
+TITLE = "Your quota is running low"
+#: new-api's text, with the same placeholders: the title, the remaining quota, the top-up link twice
+CONTENT = ("{{value}}: your remaining quota is {{value}}. Top up to keep using the service: "
+           "<a href='{{value}}'>{{value}}</a>")
+
+
+def format_quota(quota: int, options: Options) -> str:
+    """A quota as the site shows it (``general_setting.quota_display_type``), as new-api's
+    ``FormatQuota``."""
+    display = options.value("general_setting.quota_display_type")
+    dollars = quota / options.quota_per_unit
+    if display == "TOKENS":
+        return f"{quota} quota"
+    if display == "CNY":
+        return f"\u00a5{dollars * options.value('USDExchangeRate'):.6f}"
+    if display == "CUSTOM":
+        symbol = options.value("general_setting.custom_currency_symbol") or "\u00a4"
+        return f"{symbol}{dollars * options.value('general_setting.custom_currency_exchange_rate'):.6f}"
+    return f"${dollars:.6f}"
+
+
+def warning(remaining: int, options: Options) -> Notification:
+    link = f"{str(options.value('ServerAddress')).rstrip('/')}/console/topup"
+    return Notification(QUOTA_EXCEED, TITLE, CONTENT, (TITLE, format_quota(remaining, options), link, link))
+
+
+def _settings(text: str) -> dict[str, Any]:
+    try:
+        stored = jsonutil.loads(text) if text else {}
+    except jsonutil.JSONDecodeError:
+        return {}
+    return stored if isinstance(stored, dict) else {}
+
+
+def threshold_of(settings: Mapping[str, Any], options: Options) -> int:
+    """The user's own ``quota_warning_threshold`` when set (non-zero), else ``QuotaRemindThreshold``."""
+    own = settings.get("quota_warning_threshold")
+    if isinstance(own, int | float) and not isinstance(own, bool) and own > 0:
+        return int(own)
+    return options.quota_remind_threshold
+
+
+class QuotaWarnings:
+    def __init__(self, options: Callable[[], Options], notifiers: Mapping[str, Notifier],
+                 spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]], *, interval: float = 1.0) -> None:
+        self.options = options
+        self.notifiers = notifiers
+        self.spawn = spawn
+        self.interval = interval
+        self.pending: set[int] = set()
+        self.closed = False
+        self._task: asyncio.Task[Any] | None = None
+
+    # -- told by the ledger (synchronous, cheap) ---------------------------------------
+    def charged(self, user_ids: Iterable[int]) -> None:
+        """These users were charged: check their balances soon."""
+        if self.closed:
+            return
+        self.pending.update(user_ids)
+        if self.pending and (self._task is None or self._task.done()):
+            self._task = self.spawn(self._run())
+
+    #: a credit (a redemption, a top-up, an admin's change): the warning re-arms if the
+    #: balance is now above the threshold
+    recheck = charged
+
+    def close(self) -> None:
+        self.closed = True
+        self.pending.clear()
+
+    async def _run(self) -> None:
+        while self.pending and not self.closed:
+            batch, self.pending = sorted(self.pending), set()
+            for start in range(0, len(batch), BATCH):  # bounded IN lists, however many users spent
+                try:
+                    await self.check(batch[start:start + BATCH])
+                except Exception:
+                    log.exception("quota warnings: the check failed")
+            await asyncio.sleep(self.interval)
+
+    # -- the check ---------------------------------------------------------------------
+    async def check(self, user_ids: Collection[int]) -> list[int]:
+        """Warn those of ``user_ids`` below their threshold and not yet warned; re-arm those
+        above. Returns the users a warning was sent to (or attempted)."""
+        ids = list(user_ids)
+        if not ids:
+            return []
+        options = self.options()
+        rows = await m.User.filter(id__in=ids).values("id", "username", "email", "quota", "setting")
+        held: dict[int, int] = {}
+        for ref, amount in await m.QuotaLease.filter(kind="user", ref_id__in=ids).values_list("ref_id", "held"):
+            held[int(ref)] = held.get(int(ref), 0) + int(amount)
+        # tortoise types values_list(flat=True) as a list of tuples; flat, it is the values
+        warned = set(cast("list[int]", await m.QuotaWarning.filter(user_id__in=ids).values_list("user_id",
+                                                                                               flat=True)))
+        recovered: list[int] = []
+        low: list[tuple[dict[str, Any], dict[str, Any], int, int]] = []
+        for row in rows:
+            uid = int(row["id"])
+            settings = _settings(row["setting"] or "")
+            threshold = threshold_of(settings, options)
+            remaining = int(row["quota"]) + held.get(uid, 0)
+            if threshold <= 0 or remaining >= threshold:
+                if uid in warned:
+                    recovered.append(uid)
+            elif uid not in warned:
+                low.append((row, settings, remaining, threshold))
+        if recovered:
+            await m.QuotaWarning.filter(user_id__in=recovered).delete()
+        sent: list[int] = []
+        for row, settings, remaining, threshold in low:
+            target = NotifyTarget(user_id=int(row["id"]), username=str(row["username"]),
+                                  email=str(settings.get("notification_email") or row["email"] or ""),
+                                  settings=settings)
+            kind = str(settings.get("notify_type") or "email")
+            notifier = self.notifiers.get(kind)
+            if notifier is None or (kind == "email" and not target.email):
+                log.debug("quota warnings: user %s has no way to be told (%s)", target.user_id, kind)
+                continue
+            try:
+                await m.QuotaWarning.create(user_id=target.user_id, remaining=remaining, threshold=threshold,
+                                            created_at=int(time.time()))
+            except IntegrityError:
+                continue  # warned already (another worker, just now)
+            sent.append(target.user_id)
+            self.spawn(self._send(notifier, target, warning(remaining, options)))
+        return sent
+
+    async def _send(self, notifier: Notifier, target: NotifyTarget, note: Notification) -> None:
+        try:
+            await notifier.send(target, note)
+        except Exception as exc:  # noqa: BLE001 - a notifier's failure is logged, never raised
+            log.warning("quota warning to user %s by %s failed: %s", target.user_id, notifier.kind,
+                        str(exc) or type(exc).__name__)
+        else:
+            log.info("quota warning sent to user %s by %s", target.user_id, notifier.kind)
