@@ -41,7 +41,7 @@ async def open_database(gateway: Gateway, *, migrate: bool = True) -> AsyncItera
     from faregate.db import storage
 
     if migrate:
-        await storage.migrate(gateway.db_config)
+        await storage.migrate(gateway.db_config, gateway.backend.migration_lock(gateway.db_url))
     await storage.open_storage(gateway.db_config)
     try:
         yield gateway

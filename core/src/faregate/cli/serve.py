@@ -22,7 +22,7 @@ log = logging.getLogger("faregate")
 def migrate_now(gateway: Gateway) -> None:
     from faregate.db import storage
 
-    asyncio.run(storage.migrate(gateway.db_config))
+    asyncio.run(storage.migrate(gateway.db_config, gateway.backend.migration_lock(gateway.db_url)))
 
 
 def _sweeper(gateway: Gateway) -> Callable[[], None]:

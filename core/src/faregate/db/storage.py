@@ -3,11 +3,13 @@ initialise tortoise."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
 import pkgutil
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from tortoise import Tortoise
@@ -55,14 +57,16 @@ def tortoise_config(url: str, backends: Sequence[StorageBackend],
     return backend, {"connections": {"default": backend.tortoise_connection(url)}, "apps": apps, "use_tz": False}
 
 
-async def migrate(config: dict[str, Any]) -> None:
+async def migrate(config: dict[str, Any], lock: AbstractAsyncContextManager[object] | None = None) -> None:
     """Apply pending schema migrations of the core and of every plugin app in ``config``
-    (every upgrade keeps existing rows)."""
+    (every upgrade keeps existing rows), holding ``lock`` (the engine's
+    :meth:`StorageBackend.migration_lock`) throughout."""
     from tortoise.migrations.api import migrate as run
 
-    _forget_cached_sql()
-    await run(config=config)
-    await Tortoise.close_connections()
+    async with lock or contextlib.nullcontext():
+        _forget_cached_sql()
+        await run(config=config)
+        await Tortoise.close_connections()
 
 
 async def open_storage(config: dict[str, Any]) -> None:

@@ -5,8 +5,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -39,9 +40,35 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+#: the named lock nodes migrating one database take (per database: several may share a server)
+MIGRATION_LOCK = "faregate_migrate:{database}"
+#: seconds a node waits for another's migrations
+MIGRATION_WAIT = 600
+
+
 class MySQLBackend(StorageBackend):
     def tortoise_connection(self, url: str) -> dict[str, Any]:
         return {"engine": "tortoise.backends.mysql", "credentials": parse_url(url)}
+
+    @contextlib.asynccontextmanager
+    async def migration_lock(self, url: str) -> AsyncIterator[object]:
+        """``GET_LOCK`` on a connection of its own, held while tortoise migrates on others
+        (a named lock belongs to its session: closing the connection releases it too)."""
+        import aiomysql  # type: ignore[import-untyped]  # no stubs published
+
+        credentials = parse_url(url)
+        conn = await aiomysql.connect(host=credentials["host"], port=credentials["port"], user=credentials["user"],
+                                      password=credentials["password"], db=credentials["database"])
+        try:
+            name = MIGRATION_LOCK.format(database=credentials["database"])[:64]
+            async with conn.cursor() as cursor:
+                await cursor.execute("SELECT GET_LOCK(%s, %s)", (name, MIGRATION_WAIT))
+                (got,) = await cursor.fetchone()
+            if got != 1:
+                raise RuntimeError(f"another node held the migration lock for {MIGRATION_WAIT} s")
+            yield None
+        finally:
+            conn.close()
 
 
 def parse_url(url: str) -> dict[str, Any]:

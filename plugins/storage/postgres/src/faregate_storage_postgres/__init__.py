@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import zlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -42,6 +44,24 @@ DEFAULTS: dict[str, Any] = {
 class PostgresBackend(StorageBackend):
     def tortoise_connection(self, url: str) -> dict[str, Any]:
         return {"engine": "tortoise.backends.asyncpg", "credentials": parse_url(url)}
+
+    @contextlib.asynccontextmanager
+    async def migration_lock(self, url: str) -> AsyncIterator[object]:
+        """A session advisory lock (per database: the key is the database's name) on a
+        connection of its own, held while tortoise migrates on others; closing the
+        connection releases it too."""
+        import asyncpg  # type: ignore[import-untyped]  # no stubs published
+
+        credentials = parse_url(url)
+        conn = await asyncpg.connect(host=credentials["host"], port=credentials["port"], user=credentials["user"],
+                                     password=credentials["password"], database=credentials["database"],
+                                     timeout=credentials["timeout"], ssl=credentials.get("ssl"))
+        try:
+            key = zlib.crc32(f"faregate_migrate:{credentials['database']}".encode())
+            await conn.execute("SELECT pg_advisory_lock($1)", key)
+            yield None
+        finally:
+            await conn.close()
 
 
 def parse_url(url: str) -> dict[str, Any]:
