@@ -20,7 +20,7 @@ import httpx
 import openai
 import pytest
 import pytest_asyncio
-from quart import Blueprint, current_app, request
+from quart import Blueprint, current_app
 
 from faregate import hookimpl, jsonutil
 from faregate.billing.pricing import Price
@@ -664,17 +664,45 @@ async def test_hook_register_exchange_observers(serve: Any) -> None:
 
 
 async def test_hook_register_payment_providers(make_gateway: Any) -> None:
-    class FakePay:
+    """A provider declares its routes; the core serves them: the pay route stores an order bound
+    to the provider and answers the checkout, the webhook completes that order once."""
+    from decimal import Decimal
+
+    from faregate.api import (
+        Body,
+        Checkout,
+        PaymentEvent,
+        PaymentProvider,
+        PaymentRoutes,
+        Quote,
+        WebhookRejected,
+    )
+
+    class HookTestPay(Body):
+        amount: int
+
+    class FakePay(PaymentProvider):
         name = "fakepay"
+        routes = PaymentRoutes(pay=("/api/user/fakepay/pay",), webhook=("/api/fakepay/webhook",),
+                               pay_body=HookTestPay)
 
-        async def create_checkout(self, user_id: int, amount: int) -> str:
-            return f"https://pay.example/checkout?user={user_id}&amount={amount}"
+        def problem(self) -> str | None:
+            return None
 
-        async def parse_webhook(self, payload: dict[str, Any]) -> dict[str, Any]:
-            return {"user_id": int(payload["user"]), "amount": int(payload["amount"])}
+        def quote(self, ask: Any) -> Quote:
+            return Quote(amount=ask.body.amount, money=Decimal(ask.body.amount), currency="USD",
+                         quota=ask.body.amount * 1000, payment_method="fake")
+
+        async def create_checkout(self, order: Any, ask: Any) -> Checkout:
+            return Checkout({"pay_link": f"https://pay.example/{order.trade_no}"})
+
+        async def verify_webhook(self, webhook: Any) -> PaymentEvent:
+            if webhook.headers.get("x-fakepay-key") != "s3cret":
+                raise WebhookRejected("bad key", status=401)
+            body = jsonutil.loads(webhook.body)
+            return PaymentEvent("paid", trade_no=body["trade_no"], money=Decimal(body["money"]), currency="USD")
 
     provider = FakePay()
-    webhooks = Blueprint("hooktest_fakepay", __name__)
 
     class PaymentPlugin:
         __name__ = "hooktest-payments"
@@ -684,22 +712,25 @@ async def test_hook_register_payment_providers(make_gateway: Any) -> None:
             register(provider)
             register(FakePay())  # a duplicate name: the first registration wins
 
-        @hookimpl
-        def register_routes(self, register: Callable[..., None], services: Services) -> None:
-            @webhooks.post("/webhook")
-            async def webhook() -> dict[str, Any]:
-                # the payment plugin's own route finds its provider through services
-                found = services.payment_provider("fakepay")
-                assert found is provider
-                return await found.parse_webhook(await request.get_json())  # type: ignore[no-any-return]
-
-            register(webhooks, url_prefix="/api/pay/fakepay")
-
     server = await make_gateway(plugins=load_plugins(allow=[], extra=[PaymentPlugin()]))
     assert server.gateway.payment_providers == {"fakepay": provider}
+    assert server.gateway.services.payment_provider("fakepay") is provider
+    admin = AdminClient(server.base_url)
+    await admin.setup_root()
+    answer = await admin.call("POST", "/api/user/fakepay/pay", json={"amount": 3})
+    trade_no = answer["data"]["pay_link"].rsplit("/", 1)[1]
+    assert answer == {"message": "success", "data": {"pay_link": f"https://pay.example/{trade_no}"}}
+    row = await m.TopUp.get(trade_no=trade_no)
+    assert (row.payment_provider, row.status, row.quota, row.currency) == ("fakepay", "pending", 3000, "USD")
+    before = (await m.User.get(id=admin.user_id)).quota
     async with httpx.AsyncClient(base_url=server.base_url) as http:
-        resp = await http.post("/api/pay/fakepay/webhook", json={"user": "7", "amount": "500000"})
-    assert resp.json() == {"user_id": 7, "amount": 500_000}
+        paid = {"trade_no": trade_no, "money": "3"}
+        assert (await http.post("/api/fakepay/webhook", json=paid)).status_code == 401
+        for _ in range(2):
+            resp = await http.post("/api/fakepay/webhook", json=paid, headers={"x-fakepay-key": "s3cret"})
+            assert resp.json() == {"success": True, "message": ""}
+    assert (await m.User.get(id=admin.user_id)).quota == before + 3000
+    await admin.close()
 
 
 async def test_hook_register_second_factors(make_gateway: Any) -> None:
@@ -738,6 +769,36 @@ async def test_hook_register_second_factors(make_gateway: Any) -> None:
     assert (await admin.call("POST", "/api/verify", json={"method": "2fa", "code": "1357"}))["success"] is False
     assert (await admin.ok("POST", "/api/verify", json={"method": "2fa", "code": "2468"}))["verified"] is True
     await admin.close()
+
+
+async def test_hook_register_notifiers(make_gateway: Any) -> None:
+    sent: list[tuple[int, str, str]] = []
+
+    class Pager:
+        kind = "bark"
+
+        async def send(self, target: Any, note: Any) -> None:
+            sent.append((target.user_id, target.settings["bark_url"], note.text()))
+
+    pager = Pager()
+
+    class NotifierPlugin:
+        __name__ = "hooktest-notifier"
+
+        @hookimpl
+        def register_notifiers(self, register: Callable[[Any], None], services: Services) -> None:
+            register(pager)
+            register(Pager())  # a duplicate kind: the first registration wins
+
+    server = await make_gateway(plugins=load_plugins(allow=[], extra=[NotifierPlugin()]))
+    gw = server.gateway
+    assert gw.notifiers["bark"] is pager and gw.notifiers["webhook"].kind == "webhook"  # the core's comes last
+    user = await m.User.create(username="paged", quota=10, setting=jsonutil.dumps_str(
+        {"notify_type": "bark", "quota_warning_threshold": 1000, "bark_url": "https://bark.example/k"}))
+    assert await gw.quota_warnings.check([user.id]) == [user.id]
+    await asyncio.sleep(0.05)  # the send is a background task
+    assert len(sent) == 1 and sent[0][:2] == (user.id, "https://bark.example/k") and "$0.000020" in sent[0][2]
+    assert await gw.quota_warnings.check([user.id]) == []  # once, until the quota rises above again
 
 
 async def test_hook_register_token_counters(serve: Any, fake_openai: Any, tmp_path: Path) -> None:

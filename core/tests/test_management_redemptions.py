@@ -1,10 +1,15 @@
 """Redemption codes (issue 10): batch creation, list / search / get / update / delete,
-delete invalid; redeeming is race-free (one code, 50 concurrent redeemers: credited once)."""
+delete invalid; redeeming is race-free (one code, 50 concurrent redeemers: credited once),
+also on MariaDB and PostgreSQL, where the racing requests run on separate connections of
+the pool at once (issue 17), and a used code replayed by its redeemer credits nothing."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
+
+import pytest
 
 from faregate.db import models as m
 from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayServer
@@ -51,4 +56,51 @@ async def test_one_code_fifty_redeemers_credited_once(gateway: GatewayServer, ad
     again = await admin.call("PUT", "/api/redemption/", json={"id": row.id, "status": 1})
     assert again["success"] is False  # a used code stays used
     for client in clients:
+        await client.close()
+
+
+@pytest.fixture(params=["sqlite", "mariadb", "postgres"])
+def engine_url(request: pytest.FixtureRequest) -> str:
+    """The database of a race: SQLite (a file), or a fresh MariaDB / PostgreSQL database
+    (skipped when the server is not there)."""
+    if request.param == "sqlite":
+        return ""
+    return str(request.getfixturevalue(f"{request.param}_url"))
+
+
+async def test_racing_redeemers_credit_once_on_every_engine(engine_url: str, make_gateway: Any) -> None:
+    """Several codes, each raced for by 24 concurrent requests of six users (on MariaDB and
+    PostgreSQL each on its own connection of the pool): every code credits exactly once, its
+    quota to exactly the user its row names, with one top-up log row; replaying a used code
+    credits nothing."""
+    server = await make_gateway(db_url=engine_url)
+    admin = AdminClient(server.base_url)
+    await admin.setup_root()
+    codes = {quota: (await admin.ok("POST", "/api/redemption/", json={"name": f"race{quota}", "quota": quota}))[0]
+             for quota in (1_000, 20_000, 300_000)}
+    clients = []
+    for i in range(6):
+        await admin.ok("POST", "/api/user/", json={"username": f"runner{i}", "password": ROOT_PASSWORD})
+        client = AdminClient(server.base_url)
+        client.user_id = (await client.ok("POST", "/api/user/login",
+                                          json={"username": f"runner{i}", "password": ROOT_PASSWORD}))["id"]
+        clients.append(client)
+    attempts = [(clients[i % 6], key) for key in codes.values() for i in range(24)]
+    answers = await asyncio.gather(*(client.call("POST", "/api/user/topup", json={"key": key})
+                                     for client, key in attempts))
+    won = [a["data"] for a in answers if a["success"]]
+    assert sorted(won) == sorted(codes)  # each code once, for its own quota
+    users = {u.id: u for u in await m.User.filter(username__startswith="runner")}
+    credited: dict[int, int] = {}
+    for row in await m.Redemption.filter(key__in=list(codes.values())):
+        assert row.status == m.REDEMPTION_USED and row.used_user_id in users
+        credited[row.used_user_id] = credited.get(row.used_user_id, 0) + row.quota
+    assert {uid: u.quota for uid, u in users.items() if u.quota} == credited
+    assert await m.Log.filter(type=m.LOG_TOPUP).count() == len(codes)
+    # the winner replays its code: refused, nothing credited
+    winner = next(c for c in clients if c.user_id == next(iter(credited)))
+    replay = await winner.call("POST", "/api/user/topup", json={"key": codes[1_000]})
+    assert replay["success"] is False
+    assert sum(u.quota for u in await m.User.filter(username__startswith="runner")) == sum(codes)
+    for client in (admin, *clients):
         await client.close()

@@ -28,12 +28,28 @@ What is here, by concept:
   :meth:`Exchange.read_form`);
 * fetching URLs the gateway is given (image URLs, webhooks): :class:`GuardedFetcher`,
   which refuses loopback, private, link-local and cloud metadata addresses
-  (:class:`BlockedAddress`).
+  (:class:`BlockedAddress`);
+* accounts and sign-in (``services.accounts``, :class:`Accounts`): making users, ending a
+  login, revoking sessions, outside identities, one-time secrets, throttling guesses;
+* notifying users (``register_notifiers``): :class:`Notifier` delivers a
+  :class:`Notification` to a :class:`NotifyTarget` (raising :class:`NotifyError`);
+* payments (``register_payment_providers``): the :class:`PaymentProvider` contract and what passes
+  through it (:class:`PaymentRoutes`, :class:`PaymentAsk`, :class:`Quote`, :class:`TopUpOrder`,
+  :class:`Checkout`, :class:`Webhook`, :class:`PaymentEvent`, :class:`PaymentRefused`,
+  :class:`WebhookRejected`), the top-up price rule (:func:`quote_top_up`, money in minor units),
+  and top-up orders completed exactly once (:func:`create_top_up`, :func:`complete_top_up`,
+  :func:`expire_top_up`; the core's routes call them);
+* management routes a plugin adds (``register_routes``) in the management API's manner:
+  the envelope (:func:`ok`, :func:`fail`), access levels (:func:`public`, :func:`require`
+  with ``ROLE_USER`` / ``ROLE_ADMIN`` / ``ROLE_ROOT``, :func:`secure_verified`), declared
+  bodies and answers (:class:`Body`, :class:`Shape`, :class:`Ok`, :class:`Done`).
 """
 
 from __future__ import annotations
 
 from faregate import __version__, hookimpl
+from faregate.accounts.notify import Notification, Notifier, NotifyError, NotifyTarget
+from faregate.accounts.service import EMAIL_VERIFICATION, Account, Accounts, OneTimeSecret, SignupError
 from faregate.billing.ledger import LogEntry, Reservation
 from faregate.billing.pricing import Price, usage_quota
 from faregate.bounds import INT64_MAX, INT64_MIN, NumberBound, check_numbers
@@ -89,6 +105,7 @@ from faregate.contracts import (
     UpstreamTarget,
     UsageRecorder,
 )
+from faregate.db.models import ROLE_ADMIN, ROLE_ROOT, ROLE_USER
 from faregate.errors import GatewayError, bad_request, upstream_error
 from faregate.exchange.attempts import AttemptFailed, Operation
 from faregate.exchange.chat import ChatDriver, ChatOperation, NativeEndpoint, stream_outcome
@@ -102,9 +119,26 @@ from faregate.jsonutil import dumps as json_dumps
 from faregate.jsonutil import dumps_str as json_dumps_str
 from faregate.jsonutil import loads as json_loads
 from faregate.kit import HttpJsonProvider, join_url, malformed_response
+from faregate.management.common import BadInput, fail, guarded, ok, public, require
+from faregate.management.openapi import Body, Done, Ok, Shape
+from faregate.management.verification import secure_verified
 from faregate.multipart import FilePart, Form, is_multipart
 from faregate.net import AddressCategory, BlockedAddress, Fetched, FetchError, GuardedFetcher
 from faregate.observe.report import ExchangeReport
+from faregate.payments.contract import (
+    Checkout,
+    Payer,
+    PaymentAsk,
+    PaymentEvent,
+    PaymentRefused,
+    PaymentRoutes,
+    Quote,
+    TopUpOrder,
+    Webhook,
+    WebhookRejected,
+)
+from faregate.payments.money import from_minor_units, minor_unit, parse_money, quote_top_up, to_minor_units
+from faregate.payments.orders import Completion, TopUpOutcome, complete_top_up, create_top_up, expire_top_up
 from faregate.principals import AuthRequest, Principal, bearer_token
 from faregate.services import Balance, Services
 from faregate.settings import Setting, Settings
@@ -115,6 +149,45 @@ from faregate.tokens import TokenCounter, TokenEstimator, Tokenizer, estimator, 
 from faregate.upstream import UpstreamResponse, UpstreamTransportError, UpstreamWebSocket, WebSocketHandshake
 
 __all__ = [
+    "EMAIL_VERIFICATION",
+    "ROLE_ADMIN",
+    "ROLE_ROOT",
+    "ROLE_USER",
+    "Account",
+    "Accounts",
+    "BadInput",
+    "Body",
+    "Done",
+    "Ok",
+    "OneTimeSecret",
+    "Shape",
+    "SignupError",
+    "fail",
+    "guarded",
+    "ok",
+    "public",
+    "require",
+    "secure_verified",
+    "Checkout",
+    "Completion",
+    "Payer",
+    "PaymentAsk",
+    "PaymentEvent",
+    "PaymentRefused",
+    "PaymentRoutes",
+    "Quote",
+    "TopUpOrder",
+    "TopUpOutcome",
+    "Webhook",
+    "WebhookRejected",
+    "complete_top_up",
+    "create_top_up",
+    "expire_top_up",
+    "from_minor_units",
+    "minor_unit",
+    "parse_money",
+    "quote_top_up",
+    "to_minor_units",
     "INT64_MAX",
     "INT64_MIN",
     "MAX_OUTPUT_TOKENS",
@@ -157,6 +230,10 @@ __all__ = [
     "LogEntry",
     "Message",
     "NativeEndpoint",
+    "Notification",
+    "Notifier",
+    "NotifyError",
+    "NotifyTarget",
     "ModelInfo",
     "Operation",
     "OptionSpec",

@@ -9,6 +9,7 @@ by the ledger). Plugins import all of this through :mod:`faregate.api`.
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
 from contextlib import AbstractAsyncContextManager
@@ -20,6 +21,7 @@ from faregate.billing.pricing import no_ratios
 from faregate.canonical import ChatRequest, ChatResponse, StreamEvent, Usage
 from faregate.errors import GatewayError
 from faregate.framing import Framing
+from faregate.payments.contract import PaymentProvider as PaymentProvider  # a payment gateway
 
 if TYPE_CHECKING:
     from faregate.billing.ledger import LogEntry
@@ -178,6 +180,15 @@ class InboundFormat(ABC):
     @abstractmethod
     def stream_encoder(self, summary: RequestSummary, request_id: str) -> StreamEncoder: ...
 
+    def add_system_prompt(self, body: dict[str, Any], prompt: str,
+                          override: bool) -> tuple[dict[str, Any], bool] | None:
+        """A channel's system prompt in a request passed through in this format (new-api's
+        channel setting ``system_prompt``): first when ``body`` has none; before its own
+        (newline-joined) when ``override``. Returns a new body (``body`` stays as it is)
+        and whether the request's own system prompt changed; None (the default) when the
+        format has no system prompt (the body is sent as it is)."""
+        return None
+
     @abstractmethod
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         """The format's error body and status for ``err``: the one renderer of this
@@ -235,8 +246,11 @@ class PassthroughStream(ABC):
     framing: Framing | None = None
 
     @abstractmethod
-    def feed(self, event: str | None, data: bytes) -> bool:
-        """Return True to forward this event's bytes unchanged."""
+    def feed(self, event: str | None, data: bytes) -> bool | bytes:
+        """Return True to forward this event's bytes unchanged, False to hold it back, or
+        the bytes to send in its place: a vendor that wraps the client's format in a framing
+        of its own (Bedrock's Anthropic events inside AWS event-stream messages) re-frames
+        each event, unchanged otherwise."""
 
     def trailer(self) -> bytes:
         """Bytes to send after the last event (nothing by default)."""
@@ -282,6 +296,22 @@ class Provider(ABC):
     #: api_key)`` returns an async context manager serving until it exits; what it enters
     #: has the ``base_url`` a channel points at. Import the fake lazily: it is test code
     fake_server: Callable[[str, int, str | None], AbstractAsyncContextManager[FakeUpstreamServer]] | None = None
+
+    def native_format_for(self, target: UpstreamTarget) -> str | None:
+        """The client format this call is passed through in (see :attr:`native_format`).
+        Default: :attr:`native_format`; a channel type that serves several vendors' models
+        decides by the model (Vertex: Gemini's format for Gemini models, Anthropic's for
+        Claude models, each passed through to its own publisher)."""
+        return self.native_format
+
+    def check_key(self, key: str, other: str, settings: Mapping[str, Any]) -> str | None:
+        """What is wrong with one channel ``key`` of this provider (a composite key of the
+        wrong shape, a region that is not one, a service-account JSON without its private
+        key …), given the channel's ``other`` field and settings; None when it is fine.
+        Called when a channel is saved, once per key (a multi-key channel's each), so a bad
+        key is a 400 naming the field and is never stored. Cheap and synchronous: no I/O.
+        Default: every key is accepted."""
+        return None
 
     def serves(self, endpoint: str, channel_type: int) -> bool:
         """Whether channels of ``channel_type`` serve the ``endpoint`` kind. Default: every
@@ -390,21 +420,18 @@ class UsageRecorder(Protocol):
     def record(self, entry: LogEntry) -> Coroutine[Any, Any, None] | None: ...
 
 
-class PaymentProvider(Protocol):
-    """A payment gateway. The core reads only ``name`` (``services.payment_provider(name)``
-    finds it); by convention it also has async ``create_checkout`` and ``parse_webhook``
-    (docs/plugin-hooks.md), and its webhook routes come through ``register_routes``."""
-
-    name: str
-
-
 class SecondFactor(Protocol):
     """A second proof of who a user is (TOTP, passkeys…), named by ``method`` (``"2fa"``,
     ``"passkey"``: the names ``POST /api/verify`` takes). The core asks it whether a user
     has enrolled, to check a code before secrets are revealed, and to remove a user's
     enrolment when an admin resets it. Each method may be async. ``verify`` gets the
     login session so a ceremony begun on an earlier request (a WebAuthn challenge) can
-    be finished."""
+    be finished.
+
+    Optional attributes: ``at_login = True`` makes every login of an enrolled user wait
+    for this factor (new-api's ``require_2fa`` step, ``POST /api/user/login/2fa``);
+    ``needs_code = False`` lets ``POST /api/verify`` call ``verify`` with an empty code
+    (the proof came through the factor's own routes, as a passkey's does)."""
 
     method: str
 
@@ -428,6 +455,12 @@ class StorageBackend:
     def tortoise_connection(self, url: str) -> dict[str, Any] | str:
         """The tortoise connection config for ``url``; defaults to the URL itself."""
         return url
+
+    def migration_lock(self, url: str) -> AbstractAsyncContextManager[object]:
+        """Held while migrations run, so that nodes started at once against one database
+        migrate one after the other (the second finds nothing left to apply) instead of
+        both creating the same tables. Default: no lock."""
+        return contextlib.nullcontext()
 
 
 @dataclass(slots=True, frozen=True)

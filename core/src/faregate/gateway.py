@@ -13,7 +13,9 @@ import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from faregate.accounts.notify import Notifier, WebhookNotifier, allowed_categories
 from faregate.billing.ledger import QuotaLedger, sweep_dead_workers
+from faregate.billing.quota_warnings import QuotaWarnings
 from faregate.contracts import (
     DbModels,
     EndpointDriver,
@@ -25,6 +27,7 @@ from faregate.contracts import (
 )
 from faregate.db import models as m
 from faregate.db import storage
+from faregate.exchange.breaker import Breakers
 from faregate.hooks import GatewayHooks
 from faregate.log_retention import retention_loop
 from faregate.observe.report import Observer
@@ -35,7 +38,7 @@ from faregate.services import Services
 from faregate.settings import CORE_SETTINGS, Setting, Settings
 from faregate.state.changefeed import ChangeFeed
 from faregate.state.option_specs import OptionRegistry, OptionSpec
-from faregate.state.options import CORE_OPTIONS
+from faregate.state.options import CORE_REGISTRY
 from faregate.state.snapshot import Snapshot
 from faregate.tokens import TokenCounter, Tokenizer
 from faregate.upstream import UpstreamClient
@@ -71,7 +74,8 @@ class Gateway:
         declared = self.hooks.settings()
         self.settings = Settings([*CORE_SETTINGS, *(d for d in declared if isinstance(d, Setting))], overrides)
         #: every runtime option: the core's, then the plugins' (register_settings)
-        self.option_registry = OptionRegistry([*CORE_OPTIONS, *(d for d in declared if isinstance(d, OptionSpec))])
+        self.option_registry = OptionRegistry([*CORE_REGISTRY.specs.values(),
+                                              *(d for d in declared if isinstance(d, OptionSpec))])
         self.services = Services(self)
         hooks, services = self.hooks, self.services
         self.formats: dict[str, InboundFormat] = first_by_name(hooks.formats(services), "format")
@@ -121,8 +125,17 @@ class Gateway:
         self.ledger = QuotaLedger(flush_interval=self.settings.flush_interval,
                                   lease_idle=self.settings.lease_idle_seconds)
         self.ledger.recorders = self.usage_recorders
+        #: how users are told things (register_notifiers; the core's webhook last), and the
+        #: quota warnings the ledger's flushes trigger (faregate.billing.quota_warnings)
+        webhook = WebhookNotifier(allowed_categories(self.settings.get("notify_private_addresses", "deny")))
+        self.notifiers: dict[str, Notifier] = first_by_name([*hooks.notifiers(services), webhook], "notifier",
+                                                            key="kind")
+        self.quota_warnings = QuotaWarnings(lambda: self.snapshot.options, self.notifiers, self.spawn)
+        self.ledger.watchers.append(self.quota_warnings.charged)
         self.upstream = UpstreamClient(connect_timeout=self.settings.connect_timeout,
                                        first_byte_timeout=self.settings.first_byte_timeout)
+        #: this worker's channel breakers (cooldowns, half-open trials): see faregate.exchange.breaker
+        self.breakers = Breakers(trial_window=max(1.0, min(self.settings.first_byte_timeout, 300.0)))
         self.started_at = int(time.time())
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sweeper: asyncio.Task[Any] | None = None
@@ -131,7 +144,7 @@ class Gateway:
     # ---- lifecycle ------------------------------------------------------------------
     async def start(self, app: Quart) -> None:
         if self.settings.migrate:
-            await storage.migrate(self.db_config)
+            await storage.migrate(self.db_config, self.backend.migration_lock(self.db_url))
         await storage.open_storage(self.db_config)
         epoch_path = os.path.join(self.settings.data_dir, "faregate.epoch")
         self.feed = ChangeFeed(self.snapshot, epoch_path, self.settings.redis_url, self.settings.sync_interval)
@@ -155,6 +168,7 @@ class Gateway:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+        self.quota_warnings.close()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=10)
         await self.ledger.stop()

@@ -12,6 +12,7 @@ import pluggy
 if TYPE_CHECKING:
     from quart import Blueprint, Quart
 
+    from faregate.accounts.notify import Notifier
     from faregate.contracts import (
         Authenticator,
         ChannelFilter,
@@ -126,6 +127,9 @@ class GatewayHooks:
 
     def second_factors(self, services: Services) -> list[SecondFactor]:
         return collect(self.hook.register_second_factors, services=services)
+
+    def notifiers(self, services: Services) -> list[Notifier]:
+        return collect(self.hook.register_notifiers, services=services)
 
     def token_counters(self, services: Services) -> list[TokenCounter]:
         return collect(self.hook.register_token_counters, services=services)

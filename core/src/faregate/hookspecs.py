@@ -19,6 +19,7 @@ import pluggy
 if TYPE_CHECKING:
     from quart import Quart
 
+    from faregate.accounts.notify import Notifier
     from faregate.contracts import (
         Authenticator,
         ChannelFilter,
@@ -205,9 +206,11 @@ def register_exchange_observers(register: Callable[[Observer], None], services: 
 
 @hookspec
 def register_payment_providers(register: Callable[[PaymentProvider], None], services: Services) -> None:
-    """Add payment gateways (top-ups). Their webhooks come through ``register_routes``.
+    """Add payment gateways (top-ups). The core serves the routes each declares (pay, price
+    quote, webhook), stores the orders and completes each once; the gateway prices, starts the
+    checkout and verifies its callbacks' signatures.
 
-    :param register: call with an object with ``name``.
+    :param register: call with a :class:`faregate.api.PaymentProvider`.
     :param services: the plugins' door to the running gateway.
     """
 
@@ -219,6 +222,20 @@ def register_second_factors(register: Callable[[SecondFactor], None], services: 
 
     :param register: call with an object with ``method``, ``enrolled(user_id)``,
         ``verify(user_id, code, session)`` and ``reset(user_id)``.
+    :param services: the plugins' door to the running gateway.
+    """
+
+
+@hookspec
+def register_notifiers(register: Callable[[Notifier], None], services: Services) -> None:
+    """Add ways to notify a user (quota warnings), one per ``notify_type`` of new-api's user
+    settings (``email``, ``webhook``, ``bark``, ``gotify``); the first registered for a kind
+    wins, and the core's own webhook notifier comes last. ``send`` runs in a background
+    task, never on a request's path; what it raises is logged.
+
+    :param register: call with a :class:`faregate.api.Notifier`: an object with ``kind`` and
+        ``async send(target, note)`` (a :class:`faregate.api.NotifyTarget` and a
+        :class:`faregate.api.Notification`).
     :param services: the plugins' door to the running gateway.
     """
 

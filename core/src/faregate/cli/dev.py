@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import signal
 
 import click
@@ -44,8 +45,11 @@ def fake_provider(name: str | None, host: str, port: int, api_key: str) -> None:
         async with fake as server:
             click.echo(f"fake {name} upstream listening on {server.base_url} (key {api_key})")
             click.echo("add it as a channel:")
-            click.echo(f'  {{"type": {channel_type}, "name": "fake-{name}", "base_url": "{server.base_url}", '
-                       f'"key": "{api_key}", "models": "{_models(server)}", "group": "default"}}')
+            channel = {"type": channel_type, "name": f"fake-{name}", "base_url": server.base_url, "key": api_key,
+                       "models": _models(server), "group": "default",
+                       # what else the fake's channel needs (a region in ``other``, say)
+                       **getattr(server, "channel_fields", {})}
+            click.echo("  " + json.dumps(channel))
             await stop.wait()
 
     with contextlib.suppress(KeyboardInterrupt):

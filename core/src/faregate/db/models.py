@@ -36,6 +36,9 @@ class User(Model):
     remark = fields.CharField(max_length=255, default="")
     setting = fields.TextField(default="")
     created_at = fields.BigIntField(default=0)
+    #: bumped when the password or the role changes or an admin removes a second factor: a
+    #: login session carrying an older number is refused
+    session_version = fields.IntField(default=0, db_default=0)
 
     class Meta:
         table = "users"
@@ -161,6 +164,10 @@ class TopUp(Model):
     create_time = fields.BigIntField(default=0)
     complete_time = fields.BigIntField(default=0)
     status = fields.CharField(max_length=16, default=TOPUP_PENDING)
+    #: ISO 4217 code of ``money``, which a paid event must name too (empty on imported rows)
+    currency = fields.CharField(max_length=8, default="", db_default="")
+    #: the quota credited when the order completes, fixed when it is made (0 on imported rows)
+    quota = fields.BigIntField(default=0, db_default=0)
 
     class Meta:
         table = "top_ups"
@@ -294,3 +301,58 @@ class Setup(Model):
 
     class Meta:
         table = "setups"
+
+
+class AuthFlow(Model):
+    """A one-time secret of a sign-in flow: a pending two-factor login, an email code, a
+    password reset link, a WebAuthn challenge. Only a keyed hash of the secret is stored;
+    ``take`` deletes the row, so it is used at most once, and it is worthless after
+    ``expires_at``."""
+
+    id = fields.IntField(primary_key=True)
+    purpose = fields.CharField(max_length=32)
+    #: what the secret is for when the caller names it (an email address): one live row each
+    subject = fields.CharField(max_length=255, default="")
+    secret_hash = fields.CharField(max_length=64, unique=True)
+    user_id = fields.IntField(default=0)
+    payload = fields.TextField(default="")
+    attempts = fields.IntField(default=0)
+    expires_at = fields.BigIntField(db_index=True)
+    created_at = fields.BigIntField(default=0)
+
+    class Meta:
+        table = "auth_flows"
+        indexes = (Index(fields=("purpose", "subject"), name="idx_auth_flows_purpose_subject"),)
+
+
+class UserBinding(Model):
+    """An outside identity bound to a user (new-api's github_id, discord_id, oidc_id,
+    linux_do_id, telegram_id and wechat_id columns): the provider's stable subject id,
+    never an email address."""
+
+    id = fields.IntField(primary_key=True)
+    user_id = fields.IntField(db_index=True)
+    provider = fields.CharField(max_length=32)
+    subject = fields.CharField(max_length=255)
+    created_at = fields.BigIntField(default=0)
+
+    class Meta:
+        table = "user_bindings"
+        unique_together = (("provider", "subject"), ("user_id", "provider"))
+
+
+class QuotaWarning(Model):
+    """A quota warning sent to a user, kept until their quota rises above the threshold.
+
+    One row per user at most (``user_id`` is unique): a worker sends a warning only when
+    it inserted the row, so however many workers see the balance fall, the user is warned
+    once; the row is deleted when the balance is seen above the threshold again."""
+
+    id = fields.IntField(primary_key=True)
+    user_id = fields.IntField(unique=True)
+    remaining = fields.BigIntField(default=0)
+    threshold = fields.BigIntField(default=0)
+    created_at = fields.BigIntField(default=0)
+
+    class Meta:
+        table = "quota_warnings"

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 def register_management(app: Quart, gateway: Gateway) -> None:
     from faregate.management import (
+        bindings,
         channel_bulk,
         channel_keys,
         channel_probe,
@@ -24,6 +25,7 @@ def register_management(app: Quart, gateway: Gateway) -> None:
         logs,
         model_meta,
         redemptions,
+        sign_in,
         site,
         system,
         tokens,
@@ -35,9 +37,12 @@ def register_management(app: Quart, gateway: Gateway) -> None:
         vendors,
         verification,
     )
+    from faregate.payments import routes as payments
 
+    # top-ups (/api/user/topup/..., each payment provider's paths) before /api/user/<id> too
+    payments.install(app, gateway)
     # the users' fixed paths (/api/user/self, /search) before the blueprint with /api/user/<id>
-    for module in (system, site, uptime, dashboard, verification, user_self, invitations, user_factors, user_admin,
-                   users, channel_keys, channel_reveal, channel_bulk, channel_probe, channels, tokens, logs,
-                   redemptions, vendors, model_meta):
+    for module in (system, site, uptime, dashboard, verification, sign_in, bindings, user_self, invitations,
+                   user_factors, user_admin, users, channel_keys, channel_reveal, channel_bulk, channel_probe,
+                   channels, tokens, logs, redemptions, vendors, model_meta):
         app.register_blueprint(module.blueprint)

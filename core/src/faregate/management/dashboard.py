@@ -189,9 +189,11 @@ async def dashboard_models(me: Principal) -> Response:
 @document_response(CatalogModels)
 async def channel_model_catalog(me: Principal) -> Response:
     """new-api's ``ChannelListModels``: every model any installed provider knows, as OpenAI
-    model objects owned by the provider's name."""
+    model objects owned by the provider's name. A model several providers know (Claude on
+    Anthropic, Vertex and Bedrock) is owned by the one of the lowest channel type, whatever
+    order the plugins were installed in: its maker's own type comes first."""
     seen: dict[str, dict[str, Any]] = {}
-    for provider in gateway().provider_list:
+    for provider in sorted(gateway().provider_list, key=lambda p: min(p.channel_types, default=1 << 31)):
         for kind in provider.channel_types:
             for model in provider.model_catalog.get(kind, ()):
                 seen.setdefault(model, {"id": model, "object": "model", "created": CATALOG_CREATED,

@@ -8,7 +8,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from faregate import jsonutil
+from faregate.accounts.options import ACCOUNT_OPTIONS
+from faregate.billing import groups
 from faregate.net.urls import url_form_problem
+from faregate.payments.money import PAYMENT_OPTIONS
 from faregate.state import option_specs as specs
 from faregate.state.option_specs import OptionRegistry, OptionSpec
 
@@ -174,6 +177,20 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("UserUsableGroups", '{"default": "default"}',
                "Groups any user may pick for an API key (name: description), besides their own group.",
                specs.text_map),
+    OptionSpec("GroupGroupRatio", "{}",
+               "A user group's own price multiplier for a using group ({user group: {using group: ratio}}), "
+               "instead of GroupRatio.", groups.group_group_ratio),
+    OptionSpec("group_ratio_setting.group_special_usable_group", "{}",
+               "Per user group, groups added to (\"+:name\" or \"name\": description) or removed from "
+               "(\"-:name\") UserUsableGroups.", groups.special_usable_groups),
+    OptionSpec("AutoGroups", '["default"]',
+               "The groups an API key of group auto uses, in order: the first the user may use that serves "
+               "the model.", groups.auto_groups),
+    OptionSpec("DefaultUseAutoGroup", "false", "New API keys default to the auto group (the UI's choice).",
+               specs.boolean),
+    OptionSpec("QuotaRemindThreshold", "1000",
+               "A user whose remaining quota falls below this (or below their own quota_warning_threshold) "
+               "is warned once, until it rises above again (0: never).", specs.integer(0, 2**53)),
     OptionSpec("PreConsumedQuota", "500", "Quota reserved per request when no estimate is possible.",
                specs.integer(0, 10**12)),
     OptionSpec("DefaultMaxTokensReserve", "4096",
@@ -188,6 +205,14 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                specs.status_ranges),
     OptionSpec("AutomaticDisableKeywords", "\n".join(DEFAULT_DISABLE_KEYWORDS),
                "Upstream error phrases (one per line) that disable the channel.", specs.lines),
+    OptionSpec("ChannelCooldownBaseSeconds", "5",
+               "A failing channel (or key of a multi-key channel) is skipped for this long, doubled at each "
+               "failure in a row, then tried once (0: never skipped).", specs.number(0, 3600)),
+    OptionSpec("ChannelCooldownMaxSeconds", "300", "The longest cooldown of a failing channel or key.",
+               specs.number(0.01, 86_400)),
+    OptionSpec("RetryTimeLimitSeconds", "60",
+               "No further channel or key is tried once a request has spent this long on attempts.",
+               specs.number(0.1, 3600)),
     OptionSpec("LogConsumeEnabled", "true", "Write a log row per billed request.", specs.boolean),
     OptionSpec("LogRetentionDays", "0", "Delete log rows older than this many days (0: keep).",
                specs.integer(0, 36_500)),
@@ -200,6 +225,8 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                specs.number(0.0001, 1e6)),
     OptionSpec("general_setting.custom_currency_exchange_rate", "1", "Units of the custom currency per US "
                "dollar, for the CUSTOM display type.", specs.number(0.0001, 1e6)),
+    OptionSpec("general_setting.custom_currency_symbol", "\u00a4", "The currency symbol of the CUSTOM display type.",
+               specs.text(8)),
     OptionSpec("DemoSiteEnabled", "false", "Demo site mode.", specs.boolean),
     OptionSpec("general_setting.quota_display_type", "USD", "How quota is shown: USD, CNY, TOKENS or CUSTOM.",
                specs.choice("USD", "CNY", "TOKENS", "CUSTOM")),
@@ -222,7 +249,9 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                "{categoryName, url, slug, description}.", _uptime_kuma_groups),
 )
 
-CORE_REGISTRY = OptionRegistry(CORE_OPTIONS)
+# the account options (registration, password login, email rules) and the general payment options
+# (top-up prices) live beside the code reading them
+CORE_REGISTRY = OptionRegistry((*CORE_OPTIONS, *ACCOUNT_OPTIONS, *PAYMENT_OPTIONS))
 
 
 class Options:
@@ -255,6 +284,10 @@ class Options:
                                                          **v["AudioCompletionRatio"]}
         self.group_ratio: dict[str, float] = v["GroupRatio"]
         self.user_usable_groups: dict[str, str] = v["UserUsableGroups"]
+        self.group_group_ratio: dict[str, dict[str, float]] = v["GroupGroupRatio"]
+        self.special_usable_groups: dict[str, dict[str, str]] = v["group_ratio_setting.group_special_usable_group"]
+        self.auto_groups: list[str] = v["AutoGroups"]
+        self.quota_remind_threshold: int = v["QuotaRemindThreshold"]
         self.pre_consumed_quota: int = v["PreConsumedQuota"]
         self.default_max_tokens: int = v["DefaultMaxTokensReserve"]
         self.self_use_mode: bool = v["SelfUseModeEnabled"]
@@ -263,16 +296,30 @@ class Options:
         self.disable_status = {lo for lo, _ in v["AutomaticDisableStatusCodes"]}
         self.log_consume: bool = v["LogConsumeEnabled"]
         self.disable_keywords: list[str] = v["AutomaticDisableKeywords"]
+        self.cooldown_base: float = v["ChannelCooldownBaseSeconds"]
+        self.cooldown_max: float = v["ChannelCooldownMaxSeconds"]
+        self.retry_time_limit: float = v["RetryTimeLimitSeconds"]
         self.system_name: str = v["SystemName"]
 
     def usable_groups(self, user_group: str) -> dict[str, str]:
         """The groups a user may give an API key (new-api's GetUserUsableGroups): the
-        ``UserUsableGroups`` option plus the user's own group; ``auto`` only where that
-        option lists it."""
-        groups = dict(self.user_usable_groups)
-        if user_group and user_group not in groups:
-            groups[user_group] = "your group"
-        return groups
+        ``UserUsableGroups`` option adjusted by the user group's special rules
+        (``group_ratio_setting.group_special_usable_group``), plus the user's own group;
+        ``auto`` only where those list it."""
+        return groups.usable_groups(self.user_usable_groups, self.special_usable_groups, user_group)
+
+    def group_ratio_for(self, user_group: str, using_group: str) -> float:
+        """What a user of ``user_group`` pays in ``using_group`` (new-api's
+        GetUserGroupRatio): GroupGroupRatio's own ratio, else GroupRatio's (1 when absent)."""
+        special = self.group_group_ratio.get(user_group)
+        if special is not None and using_group in special:
+            return special[using_group]
+        return self.group_ratio.get(using_group, 1.0)
+
+    def user_auto_groups(self, user_group: str) -> list[str]:
+        """The ``AutoGroups`` a user of ``user_group`` may use, in order (new-api's GetUserAutoGroup)."""
+        usable = self.usable_groups(user_group)
+        return [group for group in self.auto_groups if group in usable]
 
     def value(self, key: str) -> Any:
         """The typed value of a declared option (a plugin's too)."""

@@ -100,6 +100,9 @@ class _Deploys:
     extra_plugins: ClassVar[list[object]] = []
     channel_type: ClassVar[int]
     model: ClassVar[str]
+    #: more of the channel's fields, for a vendor whose key needs them (``{"other": "us-east-1"}``
+    #: for a region, ``{"setting": {...}}``)
+    channel_fields: ClassVar[dict[str, Any]] = {}
 
     def plugin_set(self) -> PluginSet:
         return load_plugins(allow=list(self.plugins), extra=list(self.extra_plugins))
@@ -127,7 +130,8 @@ class _Deploys:
             for name, value in (options or {}).items():
                 await admin.set_option(name, value)
             ids = [await admin.add_channel(type=self.channel_type, base_url=upstream.base_url, key=upstream.key,
-                                           models=self.model, name=f"conformance-{i}") for i in range(channels)]
+                                           models=self.model, name=f"conformance-{i}", **self.channel_fields)
+                   for i in range(channels)]
             key = await admin.add_token(remain_quota=50_000_000)
             return Deployment(server, admin, key, ids)
 
@@ -225,8 +229,10 @@ class AdapterConformance(_Deploys):
 
     # ---- the provider's pure functions ---------------------------------------------------
     def target(self, provider: Provider, upstream: FakeUpstream, *, stream: bool = False) -> UpstreamTarget:
+        setting = self.channel_fields.get("setting")
         return UpstreamTarget(base_url=upstream.base_url, key=upstream.key, model=self.model, stream=stream,
-                              channel_type=self.channel_type)
+                              channel_type=self.channel_type, other=str(self.channel_fields.get("other", "")),
+                              settings=setting if isinstance(setting, dict) else {})
 
     @pytest.mark.parametrize("body", [b"", b"not json", b"[]", b"{}", b'{"choices": 7}', b"\xff\xfe"])
     def test_malformed_answer_is_a_502(self, provider: Provider, body: bytes) -> None:
@@ -271,8 +277,8 @@ class AdapterConformance(_Deploys):
         from faregate.canonical import ChatRequest, Message, TextPart
 
         base = upstream.base_url + "/some/prefix"
-        target = UpstreamTarget(base_url=base, key=upstream.key, model=self.model, stream=False,
-                                channel_type=self.channel_type)
+        target = self.target(provider, upstream)
+        target.base_url = base
         request = provider.build_request(ChatRequest(model=self.model, messages=[
             Message("user", [TextPart("hi")])]), target)
         assert request.url.startswith(base + "/")

@@ -29,9 +29,12 @@ import asyncio
 import contextlib
 import inspect
 import math
+import os
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -92,7 +95,7 @@ def _sample_rows() -> dict[type[Model], tuple[dict[str, Any], dict[str, Any]]]:
                   "aff_code": "AFF1", "setting": '{"notify": true}', "created_at": now},
                  {"display_name": "Alice", "quota": 2**40, "role": m.ROLE_ADMIN, "status": m.USER_DISABLED,
                   "access_token": None, "aff_quota": 2**40, "aff_history": 2**41, "aff_count": 3,
-                  "inviter_id": 2}),
+                  "inviter_id": 2, "session_version": 2**31 - 1}),
         m.Token: ({"user_id": 1, "key_hash": "a" * 64, "key_enc": "enc:v1:xyz", "key_mask": "sk-ab**yz",
                    "name": "default", "created_time": now, "model_limits": "gpt-4o,gpt-4o-mini",
                    "allow_ips": "10.0.0.0/8\n127.0.0.1"},
@@ -128,6 +131,13 @@ def _sample_rows() -> dict[type[Model], tuple[dict[str, Any], dict[str, Any]]]:
                    "payment_method": "alipay", "payment_provider": "epay", "create_time": now},
                   {"status": m.TOPUP_SUCCESS, "complete_time": now + 1, "amount": 2**40,
                    "money": Decimal("99999999999999.999999")}),
+        m.AuthFlow: ({"purpose": "login_2fa", "subject": "a@example.com", "secret_hash": "c" * 64, "user_id": 1,
+                      "payload": '{"sv": 0}', "expires_at": now + 300, "created_at": now},
+                     {"attempts": 4, "expires_at": 2**40}),
+        m.UserBinding: ({"user_id": 1, "provider": "github", "subject": "12345678901234567890", "created_at": now},
+                        {"subject": "x" * 255}),
+        m.QuotaWarning: ({"user_id": 1, "remaining": -(2**40), "threshold": 2**40, "created_at": now},
+                         {"remaining": 2**35, "created_at": now + 1}),
     }
 
 
@@ -217,6 +227,31 @@ class StorageConformance:
             for model, (create, _) in samples.items():
                 assert await model.all().count() == 1
                 _check_row(await model.get(pk=seeded[model]), create)
+        finally:
+            await close_storage()
+
+    async def test_nodes_migrating_at_once_take_turns(self, db_url: str, storage_config: dict[str, Any],
+                                                      tmp_path: Path) -> None:
+        """Nodes started together against one empty database (a deployment's replicas) each
+        run ``faregate migrate``: the engine's migration lock
+        (:meth:`StorageBackend.migration_lock`) lets one apply the migrations while the others
+        wait and then find nothing left, instead of two creating the same table or index."""
+        env = {**os.environ, "FAREGATE_DB_URL": db_url, "FAREGATE_DATA_DIR": str(tmp_path),
+               "FAREGATE_CRYPTO_SECRET": "conformance-crypto", "FAREGATE_SESSION_SECRET": "conformance-session"}
+        nodes = [await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "faregate.cli", "migrate", env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE) for _ in range(3)]
+        try:  # without the lock, engines have been seen to deadlock: a failure, not a hang
+            outputs = await asyncio.wait_for(asyncio.gather(*(node.communicate() for node in nodes)), 120)
+        finally:
+            for node in nodes:
+                if node.returncode is None:
+                    node.kill()
+        for node, (_, err) in zip(nodes, outputs, strict=True):
+            assert node.returncode == 0, err.decode(errors="replace")[-3000:]
+        await open_storage(storage_config)
+        try:
+            assert await _applied_migrations() == migration_names(), "each migration applied once"
         finally:
             await close_storage()
 

@@ -125,6 +125,18 @@ class AnthropicMessagesFormat(InboundFormat):
     def stream_encoder(self, summary: RequestSummary, request_id: str) -> StreamEncoder:
         return streams.AnthropicStreamEncoder(summary.model, request_id)
 
+    def add_system_prompt(self, body: dict[str, Any], prompt: str,
+                          override: bool) -> tuple[dict[str, Any], bool] | None:
+        """Anthropic's ``system``: a string, or text blocks (the channel's goes first)."""
+        own = body.get("system")
+        if not own:
+            return {**body, "system": prompt}, False
+        if not override:
+            return None
+        if isinstance(own, list):
+            return {**body, "system": [{"type": "text", "text": prompt}, *own]}, True
+        return {**body, "system": f"{prompt}\n{own}"}, True
+
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         status, payload = errors.error_payload(err)
         payload["request_id"] = request_id

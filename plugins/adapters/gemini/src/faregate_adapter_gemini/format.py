@@ -89,6 +89,20 @@ class GeminiFormat(InboundFormat):
         return streams.GeminiStreamEncoder(summary.model, request_id, sse=native.sse,
                                            show_thoughts=native.include_thoughts)
 
+    def add_system_prompt(self, body: dict[str, Any], prompt: str,
+                          override: bool) -> tuple[dict[str, Any], bool] | None:
+        """Gemini's ``systemInstruction`` (``system_instruction`` too): the channel's text
+        as its first part."""
+        name = "system_instruction" if "system_instruction" in body else "systemInstruction"
+        own = body.get(name)
+        parts = own.get("parts") if isinstance(own, dict) else None
+        if not isinstance(parts, list) or not parts:
+            return {**body, name: {"parts": [{"text": prompt}]}}, False
+        if not override:
+            return None
+        assert isinstance(own, dict)
+        return {**body, name: {**own, "parts": [{"text": prompt}, *parts]}}, True
+
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         return errors.render_error(err, request_id)
 

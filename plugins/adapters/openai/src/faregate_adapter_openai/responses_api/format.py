@@ -50,6 +50,16 @@ class OpenAIResponsesFormat(InboundFormat):
     def stream_encoder(self, summary: RequestSummary, request_id: str) -> StreamEncoder:
         return ResponsesStreamEncoder(summary, request_id)
 
+    def add_system_prompt(self, body: dict[str, Any], prompt: str,
+                          override: bool) -> tuple[dict[str, Any], bool] | None:
+        """The Responses API's system prompt is ``instructions``."""
+        own = body.get("instructions")
+        if not isinstance(own, str) or not own:
+            return {**body, "instructions": prompt}, False
+        if not override:
+            return None
+        return {**body, "instructions": f"{prompt}\n{own}"}, True
+
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         return err.status, json_dumps(errors.error_body(err, f"{err.message} (request id: {request_id})"))
 
