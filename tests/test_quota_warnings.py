@@ -231,3 +231,21 @@ async def test_warnings_off_and_users_without_a_way(gateway: GatewayServer, admi
                                                      "bark_url": "https://bark.example/key"})
     assert await gateway.gateway.quota_warnings.check([root_id]) == []
     assert not await m.QuotaWarning.all().exists()
+
+
+async def test_a_completed_top_up_re_arms_the_warning(gateway: GatewayServer, admin: AdminClient) -> None:
+    """A credit from a payment (here an admin completing a pending order) lifts the balance
+    above the threshold: the sent warning is forgotten, so the next fall below warns again."""
+    gateway.gateway.quota_warnings.interval = 0.05
+    root = await m.User.get(username="root")
+    await m.User.filter(id=root.id).update(quota=10)
+    await m.QuotaWarning.create(user_id=root.id, remaining=10, threshold=1000, created_at=int(time.time()))
+    await m.TopUp.create(user_id=root.id, amount=5, money=5, trade_no="ref_rearm", payment_provider="stripe",
+                         currency="USD", quota=5 * 500_000, create_time=int(time.time()))
+    await admin.ok("POST", "/api/user/topup/complete", json={"trade_no": "ref_rearm"})
+    for _ in range(100):
+        if not await m.QuotaWarning.filter(user_id=root.id).exists():
+            break
+        await asyncio.sleep(0.05)
+    assert not await m.QuotaWarning.filter(user_id=root.id).exists()
+    assert (await m.User.get(id=root.id)).quota == 10 + 5 * 500_000

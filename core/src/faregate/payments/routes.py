@@ -132,6 +132,7 @@ async def complete_by_hand(data: CompleteTopUp, me: Principal) -> Response:
         log.info("order %s completed by admin %s: %s quota to user %s", data.trade_no, me.user.id, outcome.quota,
                  outcome.user_id)
         await gw.feed.publish("user", outcome.user_id)
+        gw.quota_warnings.recheck([outcome.user_id])  # above the threshold again: a later fall warns again
     return ok()
 
 
@@ -278,6 +279,7 @@ def _webhook_view(gw: Gateway, provider: PaymentProvider) -> View:
         if outcome.credited:
             log.info("%s: order %s paid, %s quota to user %s", name, event.trade_no, outcome.quota, outcome.user_id)
             await gw.feed.publish("user", outcome.user_id)
+            gw.quota_warnings.recheck([outcome.user_id])  # above the threshold again: a later fall warns again
         return answer(True)
 
     view = public(webhook)
