@@ -157,7 +157,9 @@ class GatewayProcess:
                 if httpx.get(self.base_url + "/api/status", timeout=1).status_code == 200:
                     return
             time.sleep(0.1)
-        raise RuntimeError(f"gateway did not start: {self.logs()}")
+        logs = self.logs()
+        self.stop()  # a process that never answered (a migration stuck, say) must not outlive the test
+        raise RuntimeError(f"gateway did not start: {logs}")
 
     def logs(self) -> str:
         with open(self.log_path, "rb") as fh:
