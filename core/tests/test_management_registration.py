@@ -86,3 +86,28 @@ async def test_missing_sign_in_plugins_say_so(make_gateway: Any) -> None:
     async with httpx.AsyncClient(base_url=gw.base_url) as http:
         assert "/api/verification" in (await _register(http)).json()["message"]
     await admin.close()
+
+
+async def test_status_says_which_sign_in_methods_are_on(make_gateway: Any) -> None:
+    """``GET /api/status`` carries new-api's sign-in and payment fields (what its UI reads to
+    draw the login page): on only where the method's plugin is installed and enabled (and, in
+    the next test, with the public client id and never the secret)."""
+    bare: GatewayServer = await make_gateway(plugins=[])  # the core alone
+    async with httpx.AsyncClient(base_url=bare.base_url) as http:
+        status = (await http.get("/api/status")).json()["data"]
+    assert status["github_oauth"] is False and status["github_client_id"] == "" and status["passkey_login"] is False
+
+
+async def test_status_shows_an_enabled_method_without_its_secret(make_gateway: Any) -> None:
+    full: GatewayServer = await make_gateway()
+    admin = AdminClient(full.base_url)
+    await admin.setup_root()
+    for key, value in (("GitHubClientId", "gh-client"), ("GitHubClientSecret", "gh-secret-value"),
+                       ("GitHubOAuthEnabled", True)):
+        await admin.set_option(key, value)
+    async with httpx.AsyncClient(base_url=full.base_url) as http:
+        answer = await http.get("/api/status")
+    status = answer.json()["data"]
+    assert status["github_oauth"] is True and status["github_client_id"] == "gh-client"
+    assert "gh-secret-value" not in answer.text and status["price"] > 0
+    await admin.close()

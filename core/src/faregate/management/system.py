@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
@@ -109,6 +110,31 @@ class StatusData(Shape):
     demo_site_enabled: bool
     database_type: str
     formats: list[str]
+    # how one may sign in and pay, as new-api's UI reads them: false / empty when the method's
+    # plugin is not installed (its options are then not declared)
+    email_verification: bool
+    github_oauth: bool
+    github_client_id: str
+    discord_oauth: bool
+    discord_client_id: str
+    linuxdo_oauth: bool
+    linuxdo_client_id: str
+    linuxdo_minimum_trust_level: int
+    oidc_enabled: bool
+    oidc_client_id: str
+    oidc_authorization_endpoint: str
+    telegram_oauth: bool
+    telegram_bot_name: str
+    wechat_login: bool
+    wechat_qrcode: str
+    passkey_login: bool
+    passkey_display_name: str
+    passkey_rp_id: str
+    turnstile_check: bool
+    server_address: str
+    price: float
+    stripe_unit_price: float
+    min_topup: int
 
 
 @blueprint.get("/api/status")
@@ -135,7 +161,40 @@ async def status() -> Response:
         "demo_site_enabled": options.value("DemoSiteEnabled"),
         "database_type": gw.backend.name,
         "formats": sorted(gw.formats),
+        **_sign_in_and_payment(options.values),
     })
+
+
+def _sign_in_and_payment(values: Mapping[str, Any]) -> dict[str, Any]:
+    """new-api's status fields of the sign-in methods and payments, from their plugins'
+    options where those are installed. Only public values: client ids, never secrets."""
+    def on(key: str) -> bool:
+        return values.get(key) is True
+
+    def text(key: str) -> str:
+        value = values.get(key)
+        return value if isinstance(value, str) else ""
+
+    def number(key: str) -> float:
+        value = values.get(key)
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+    return {
+        "email_verification": on("EmailVerificationEnabled"),
+        "github_oauth": on("GitHubOAuthEnabled"), "github_client_id": text("GitHubClientId"),
+        "discord_oauth": on("discord.enabled"), "discord_client_id": text("discord.client_id"),
+        "linuxdo_oauth": on("LinuxDOOAuthEnabled"), "linuxdo_client_id": text("LinuxDOClientId"),
+        "linuxdo_minimum_trust_level": int(number("LinuxDOMinimumTrustLevel")),
+        "oidc_enabled": on("oidc.enabled"), "oidc_client_id": text("oidc.client_id"),
+        "oidc_authorization_endpoint": text("oidc.authorization_endpoint"),
+        "telegram_oauth": on("TelegramOAuthEnabled"), "telegram_bot_name": text("TelegramBotName"),
+        "wechat_login": on("WeChatAuthEnabled"), "wechat_qrcode": text("WeChatAccountQRCodeImageURL"),
+        "passkey_login": on("passkey.enabled"), "passkey_display_name": text("passkey.rp_display_name"),
+        "passkey_rp_id": text("passkey.rp_id"),
+        "turnstile_check": False,  # Faregate has no Turnstile check
+        "server_address": text("ServerAddress"),
+        "price": number("Price"), "stripe_unit_price": number("StripeUnitPrice"), "min_topup": int(number("MinTopUp")),
+    }
 
 
 class PluginReportView(Shape):
