@@ -21,6 +21,7 @@ from faregate import jsonutil
 from faregate.net import AddressCategory, FetchError, GuardedFetcher
 from faregate.net.errors import BlockedAddress
 from faregate.net.resolve import check_literal
+from faregate.net.urls import url_form_problem
 
 #: new-api's placeholder in a notification's content
 VALUE = "{{value}}"
@@ -84,21 +85,13 @@ def url_problem(url: str, allow: Collection[AddressCategory]) -> str | None:
     """Why a user's notification URL is refused, as the end of a sentence naming the field:
     not http(s), no host, credentials in it, or a host that is a refused address or name
     (checked without DNS; every fetch checks the addresses again). None when it is fine."""
-    if any(ch.isspace() or ord(ch) < 32 for ch in url):
-        return "must not contain spaces or control characters"
+    problem = url_form_problem(url, query=True)  # a webhook's URL may carry a query (a token)
+    if problem is not None:
+        return problem
+    hostname = urlsplit(url).hostname
+    assert hostname is not None  # the form check saw one
     try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a bad port
-    except ValueError:
-        return "is not a valid URL"
-    if parts.scheme.lower() not in ("http", "https"):
-        return "must be an http:// or https:// URL"
-    if "@" in parts.netloc:
-        return "must not contain user:password@"
-    if not parts.hostname:
-        return "has no host"
-    try:
-        check_literal(parts.hostname, allow)
+        check_literal(hostname, allow)
     except BlockedAddress as exc:
         return f"points at a refused address ({exc.category})"
     return None

@@ -6,10 +6,10 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 
-def url_form_problem(url: str) -> str | None:
+def url_form_problem(url: str, *, query: bool = False) -> str | None:
     """Why ``url`` is not an http(s) URL with a host and nothing hidden in it (spaces or
-    control characters, ``user:password@``, a query string or fragment, a bad port), as
-    the end of a sentence naming the setting; None when its form is fine."""
+    control characters, ``user:password@``, a query string or fragment unless ``query``, a
+    bad port), as the end of a sentence naming the setting; None when its form is fine."""
     if any(ch.isspace() or ord(ch) < 32 for ch in url):
         return "must not contain spaces or control characters"
     try:
@@ -23,6 +23,6 @@ def url_form_problem(url: str) -> str | None:
         return "must not contain user:password@"
     if not parts.hostname:
         return "has no host"
-    if parts.query or parts.fragment:
+    if not query and (parts.query or parts.fragment):
         return "must not have a query string or fragment"
     return None
