@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
@@ -39,6 +40,7 @@ from faregate.management.common import (
     require,
 )
 from faregate.management.openapi import Body, Done, Ok, Page, Shape, document_stream
+from faregate.management.users import login_throttle
 from faregate.payments.contract import (
     Checkout,
     Payer,
@@ -173,8 +175,24 @@ def pay_answer(data: Any, **extra: Any) -> Response:
     return Response(jsonutil.dumps({"message": "success", "data": data, **extra}), content_type="application/json")
 
 
-def pay_error(reason: str) -> Response:
-    return Response(jsonutil.dumps({"message": "error", "data": reason}), content_type="application/json")
+def pay_error(reason: str, status: int = 200) -> Response:
+    return Response(jsonutil.dumps({"message": "error", "data": reason}), status=status,
+                    content_type="application/json")
+
+
+#: checkouts one user may start in :data:`ORDER_WINDOW` seconds, on every gateway together (new-api's
+#: critical rate limit on these routes: 20 in 20 minutes); each makes an order row and calls the gateway
+ORDERS_PER_WINDOW = 20
+ORDER_WINDOW = 1200.0
+
+
+async def _order_refused(user_id: int) -> Response | None:
+    """A 429 once the user has started too many checkouts (counted in the login throttle's
+    counters: Redis when set, so shared by every worker and node)."""
+    count, left = await login_throttle().counters.hit(f"faregate:pay:user:{user_id}", ORDER_WINDOW)
+    if count <= ORDERS_PER_WINDOW:
+        return None
+    return pay_error(f"too many payments started: try again in {max(1, math.ceil(left))} s", status=429)
 
 
 async def _ask(me: Principal, body: BaseModel) -> PaymentAsk:
@@ -193,6 +211,8 @@ def _pay_view(provider: PaymentProvider, model: type[BaseModel]) -> View:
             quote = provider.quote(ask)
         except PaymentRefused as refused:
             return pay_error(refused.message)
+        if (refused_order := await _order_refused(me.user.id)) is not None:
+            return refused_order
         order = None
         for _ in range(3):  # a trade number is random: a collision is retried
             try:

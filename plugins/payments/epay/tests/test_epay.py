@@ -13,6 +13,7 @@ import pytest
 import pytest_asyncio
 
 from faregate.api import Quote, create_top_up
+from faregate.db import models as m
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate.testing.payments import declare_oversized, order, quota_of, replay, top_up_logs, user_session
 from faregate_payment_epay import sign
@@ -154,3 +155,16 @@ async def test_empty_key_refuses_to_enable(server: GatewayServer, root: AdminCli
 async def test_notify_body_is_capped_before_reading(server: GatewayServer, root: AdminClient) -> None:
     status, _ = await declare_oversized(server.base_url + "/api/user/epay/notify", 64 * 1024 + 1)
     assert status == 413
+
+
+async def test_a_user_starts_at_most_twenty_payments_in_twenty_minutes(buyer: AdminClient) -> None:
+    """new-api's critical rate limit on the pay routes: each start makes an order row (and, for
+    most gateways, a call to the gateway), so one user may not make thousands."""
+    for _ in range(20):
+        answer = await buyer.call("POST", "/api/user/pay", json={"amount": 10, "payment_method": "alipay"})
+        assert answer["message"] == "success", answer
+    refused = await buyer.http.post("/api/user/pay", json={"amount": 10, "payment_method": "alipay"},
+                                    headers={"New-Api-User": str(buyer.user_id)})
+    assert refused.status_code == 429 and refused.json()["message"] == "error"
+    assert "too many payments" in refused.json()["data"]
+    assert await m.TopUp.all().count() == 20
