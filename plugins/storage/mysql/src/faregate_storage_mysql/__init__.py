@@ -58,7 +58,8 @@ class MySQLBackend(StorageBackend):
 
         credentials = parse_url(url)
         conn = await aiomysql.connect(host=credentials["host"], port=credentials["port"], user=credentials["user"],
-                                      password=credentials["password"], db=credentials["database"])
+                                      password=credentials["password"], db=credentials["database"],
+                                      connect_timeout=credentials["connect_timeout"])
         try:
             name = MIGRATION_LOCK.format(database=credentials["database"])[:64]
             async with conn.cursor() as cursor:
