@@ -36,9 +36,9 @@ What is here, by concept:
 * payments (``register_payment_providers``): the :class:`PaymentProvider` contract and what passes
   through it (:class:`PaymentRoutes`, :class:`PaymentAsk`, :class:`Quote`, :class:`TopUpOrder`,
   :class:`Checkout`, :class:`Webhook`, :class:`PaymentEvent`, :class:`PaymentRefused`,
-  :class:`WebhookRejected`), the top-up price rule (:func:`quote_top_up`, money in minor units),
-  and top-up orders completed exactly once (:func:`create_top_up`, :func:`complete_top_up`,
-  :func:`expire_top_up`; the core's routes call them);
+  :class:`WebhookRejected`, the usual not-set-up check :func:`unset_problem`), the top-up price
+  rule (:func:`quote_top_up`, money in minor units), and top-up orders completed exactly once
+  (:func:`create_top_up`, :func:`complete_top_up`, :func:`expire_top_up`; the core's routes call them);
 * management routes a plugin adds (``register_routes``) in the management API's manner:
   the envelope (:func:`ok`, :func:`fail`), access levels (:func:`public`, :func:`require`
   with ``ROLE_USER`` / ``ROLE_ADMIN`` / ``ROLE_ROOT``, :func:`secure_verified`), declared
@@ -136,6 +136,7 @@ from faregate.payments.contract import (
     TopUpOrder,
     Webhook,
     WebhookRejected,
+    unset_problem,
 )
 from faregate.payments.money import from_minor_units, minor_unit, parse_money, quote_top_up, to_minor_units
 from faregate.payments.orders import Completion, TopUpOutcome, complete_top_up, create_top_up, expire_top_up
@@ -188,6 +189,7 @@ __all__ = [
     "parse_money",
     "quote_top_up",
     "to_minor_units",
+    "unset_problem",
     "INT64_MAX",
     "INT64_MIN",
     "MAX_OUTPUT_TOKENS",

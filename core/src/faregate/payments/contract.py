@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
@@ -173,6 +173,17 @@ class PaymentEvent:
     event_id: str = ""
     reference: str = ""
     payment_method: str = ""
+
+
+def unset_problem(gateway: str, value: Callable[[str], Any], keys: Iterable[str]) -> str | None:
+    """The usual :meth:`PaymentProvider.problem`: ``"<gateway> is not set up: <key> is empty"``
+    for the first of ``keys`` (its secrets, merchant id …) whose option ``value(key)`` is
+    empty or blank, None when all are set. One rule for every gateway: an empty secret never
+    enables one."""
+    for key in keys:
+        if not str(value(key)).strip():
+            return f"{gateway} is not set up: {key} is empty"
+    return None
 
 
 class PaymentProvider(ABC):

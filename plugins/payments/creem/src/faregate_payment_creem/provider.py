@@ -35,6 +35,7 @@ from faregate.api import (
     json_loads,
     minor_unit,
     option_parsers,
+    unset_problem,
 )
 
 NAME = "creem"
@@ -133,10 +134,7 @@ class CreemProvider(PaymentProvider):
         return self.services.options.value(key)
 
     def problem(self) -> str | None:
-        for key in ("CreemApiKey", "CreemWebhookSecret"):
-            if not str(self._option(key)).strip():
-                return f"Creem is not set up: {key} is empty"
-        return None
+        return unset_problem("Creem", self._option, ("CreemApiKey", "CreemWebhookSecret"))
 
     def info(self) -> dict[str, Any]:
         enabled = self.problem() is None and bool(self._option("CreemProducts"))

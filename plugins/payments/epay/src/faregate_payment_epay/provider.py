@@ -39,6 +39,7 @@ from faregate.api import (
     option_parsers,
     parse_money,
     quote_top_up,
+    unset_problem,
 )
 
 NAME = "epay"
@@ -131,10 +132,7 @@ class EpayProvider(PaymentProvider):
         return self.services.options.value(key)
 
     def problem(self) -> str | None:
-        for key in ("PayAddress", "EpayId", "EpayKey"):
-            if not str(self._option(key)).strip():
-                return f"Epay is not set up: {key} is empty"
-        return None
+        return unset_problem("Epay", self._option, ("PayAddress", "EpayId", "EpayKey"))
 
     def _callback_base(self) -> str:
         return str(self._option("CustomCallbackAddress") or self._option("ServerAddress")).strip().rstrip("/")

@@ -31,6 +31,7 @@ from faregate.api import (
     option_parsers,
     quote_top_up,
     to_minor_units,
+    unset_problem,
 )
 from faregate_payment_stripe import signature
 
@@ -108,10 +109,7 @@ class StripeProvider(PaymentProvider):
         return self.services.options.value(key)
 
     def problem(self) -> str | None:
-        for key in ("StripeApiSecret", "StripeWebhookSecret"):
-            if not str(self._option(key)).strip():
-                return f"Stripe is not set up: {key} is empty"
-        return None
+        return unset_problem("Stripe", self._option, ("StripeApiSecret", "StripeWebhookSecret"))
 
     def info(self) -> dict[str, Any]:
         return {"enable_stripe_topup": self.problem() is None, "stripe_min_topup": self._option("StripeMinTopUp")}
