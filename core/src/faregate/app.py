@@ -9,7 +9,7 @@ from quart import Quart
 from quart.sessions import SecureCookieSession, SecureCookieSessionInterface
 from quart.wrappers import BaseRequestWebsocket
 
-from faregate.edge import errors, health, request_ids, routes
+from faregate.edge import errors, health, keep_alive, request_ids, routes
 from faregate.edge.proxies import TrustedProxies
 from faregate.gateway import Gateway
 from faregate.management import missing_methods, openapi, register_management
@@ -56,6 +56,7 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     missing_methods.install(app)  # new-api's sign-in routes whose plugin is absent say so
     errors.install(app)
     request_ids.install(app)
+    keep_alive.install(app)
     # the outermost layer: the client address and request id every view sees are decided here
     app.asgi_app = TrustedProxies(app.asgi_app, gateway.settings.trusted_proxies)  # type: ignore[method-assign,assignment]
 

@@ -103,34 +103,18 @@ def _http_view(gateway: Gateway, route: Route, fmt: InboundFormat | None, driver
     read_body = functools.partial(read_capped, body_limit(gateway, route))
 
     async def view(**params: str) -> Response:
-        read = False
-
-        async def read_once() -> bytes:
-            nonlocal read
-            read = True
-            return await read_body()
-
         # werkzeug's Headers has a Mapping's lookups without being a Mapping; the hot path
         # takes no cast() call for it
         inbound = InboundRequest(method=request.method, path=request.path, route=route, path_params=params,
                                  query=request.args, headers=request.headers,  # type: ignore[arg-type]
-                                 client_ip=request.remote_addr or "", read_body=read_once, cookies=request.cookies)
+                                 client_ip=request.remote_addr or "", read_body=read_body, cookies=request.cookies)
         ex = Exchange(gateway, inbound, fmt or model_list_format(gateway, inbound))
-        outcome = await run_exchange(driver, ex)
-        if not read and outcome.error is not None and _has_body():
-            # refused before its body was read (a bad key, an oversized body): the server closes
-            # the connection after answering, so say so, or the client reuses it for its next
-            # request and sees the connection drop instead of an answer
-            outcome.headers["Connection"] = "close"
-        return to_response(outcome)
+        # refused before its body was read (a bad key, an oversized body)? edge/keep_alive
+        # keeps the connection usable or says it closes
+        return to_response(await run_exchange(driver, ex))
 
     view.__name__ = f"exchange_{route.kind}"
     return view
-
-
-def _has_body() -> bool:
-    length = request.content_length
-    return (length is not None and length > 0) or "chunked" in request.headers.get("Transfer-Encoding", "").lower()
 
 
 def too_large(limit: int) -> GatewayError:
