@@ -118,3 +118,24 @@ async def test_notification_settings_are_typed_and_secrets_not_echoed(gateway: G
     saved = await jill.ok("PUT", "/api/user/setting", json={**good, "upstream_model_update_notify_enabled": True})
     assert "upstream_model_update_notify_enabled" not in saved
     await jill.close()
+
+
+async def test_admin_views_count_the_quota_workers_hold(gateway: GatewayServer, admin: AdminClient,
+                                                        fake_openai: FakeOpenAI) -> None:
+    """A relayed request leases a chunk of the owner's quota to the worker; the admin's
+    list, search and detail show the balance with it, as /api/user/self does (they showed
+    the stored balance alone, which stood still while the user spent)."""
+    await admin.add_channel(base_url=fake_openai.base_url, models="gpt-4o-mini")
+    key = await admin.add_token(unlimited=True)
+    async with httpx.AsyncClient() as http:
+        resp = await http.post(gateway.base_url + "/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                               json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]})
+    assert resp.status_code == 200
+    assert await m.QuotaLease.filter(kind="user", ref_id=admin.user_id).exists(), "the test needs a lease"
+    me = await admin.ok("GET", "/api/user/self")
+    listed = next(u for u in (await admin.ok("GET", "/api/user/"))["items"] if u["id"] == admin.user_id)
+    found = (await admin.ok("GET", "/api/user/search", params={"keyword": "root"}))["items"][0]
+    detail = await admin.ok("GET", f"/api/user/{admin.user_id}")
+    assert listed["quota"] == found["quota"] == detail["quota"] == me["quota"]
+    stored = (await m.User.get(id=admin.user_id)).quota
+    assert me["quota"] > stored

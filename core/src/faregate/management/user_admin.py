@@ -31,7 +31,7 @@ from faregate.management.common import (
 )
 from faregate.management.openapi import Body, Done, Ok, Page, RowId, Shape
 from faregate.management.system import PASSWORD_MAX, USERNAME_MAX, check_password
-from faregate.management.users import DISPLAY_NAME_MAX, Short, Stripped, UserEcho, UserView, user_view
+from faregate.management.users import DISPLAY_NAME_MAX, Short, Stripped, UserEcho, UserView, user_view, user_views
 from faregate.principals import Principal
 from faregate.security.passwords import hash_password_async
 
@@ -60,7 +60,7 @@ async def search_users(me: Principal) -> Response:
     if group:
         query = query.filter(group=group)
     rows, total, page, size = await page_rows(query)
-    return ok(page_data([user_view(r) for r in rows], total, page, size))
+    return ok(page_data(await user_views(rows), total, page, size))
 
 
 class UserUpdate(UserEcho):

@@ -29,7 +29,7 @@ from faregate.management.users import (
     Stripped,
     UserEcho,
     UserView,
-    user_view,
+    user_views,
 )
 from faregate.principals import Principal
 from faregate.security.passwords import check_login_password, hash_password_async
@@ -129,7 +129,7 @@ async def update_self(data: SelfUpdate, me: Principal) -> Response:
         await gateway().feed.publish("user", row.id)
         if "password_hash" in fields:  # every other session of the user ends; this one is re-issued
             await renew_own_session(gateway().feed, row.id)
-    return ok(user_view(await m.User.get(id=row.id)))
+    return ok((await user_views([await m.User.get(id=row.id)]))[0])
 
 
 @blueprint.delete("/api/user/self")
