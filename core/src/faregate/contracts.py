@@ -45,7 +45,8 @@ class Route:
     :attr:`InboundRequest.path_params`. ``kind`` names the endpoint driver that runs
     it (``chat``, ``count_tokens``, ``models``, ``model``, … see
     ``register_endpoint_drivers``). ``options`` are constants the format reads back
-    per request (e.g. ``{"stream": True}`` for a streaming-only path).
+    per request (e.g. ``{"stream": True}`` for a streaming-only path); the core reads
+    one, ``{"auth": "session"}`` (see :attr:`login_session`).
     ``method`` is an HTTP method, or ``WEBSOCKET``. ``max_body_mb`` caps this route's
     body below the gateway's ``max_body_mb`` (an audio upload's 25 MB, say): a larger
     declared length is refused before a byte is read; None keeps the gateway's cap."""
@@ -55,6 +56,13 @@ class Route:
     kind: str = "chat"
     options: Mapping[str, Any] = field(default_factory=dict)
     max_body_mb: float | None = None
+
+    @property
+    def login_session(self) -> bool:
+        """A route for the logged-in user instead of an API key (new-api's playground): the
+        edge hands it the login session and admission takes that alone (with
+        ``New-Api-User``), never an API key or access token. Read when the edge installs it."""
+        return self.options.get("auth") == "session"
 
 
 @dataclass(slots=True)
@@ -312,6 +320,17 @@ class Provider(ABC):
         key is a 400 naming the field and is never stored. Cheap and synchronous: no I/O.
         Default: every key is accepted."""
         return None
+
+    def channel_type_name(self, channel_type: int) -> str:
+        """The name the console shows for one of its channel types (``GET /api/channel/types``).
+        Default: :attr:`name`; a provider of several vendors names each type."""
+        return self.name
+
+    def channel_type_base_url(self, channel_type: int) -> str:
+        """Where a channel of ``channel_type`` without a base URL goes ("": every channel
+        gives its own). Default: :attr:`default_base_url`; a provider of several vendors
+        gives each type's."""
+        return self.default_base_url
 
     def serves(self, endpoint: str, channel_type: int) -> bool:
         """Whether channels of ``channel_type`` serve the ``endpoint`` kind. Default: every

@@ -99,6 +99,8 @@ class Gateway:
                 log.warning("authenticator %r has unknown kind %r (known: %s); never used", authenticator,
                             authenticator.kind, ", ".join(AUTHENTICATOR_KINDS))
         self.api_key_authenticators = [a for a in authenticators if a.kind == "api_key"]
+        #: a route for the login session (Route.login_session) takes these alone
+        self.session_authenticators = [a for a in authenticators if a.kind == "session"]
         self.management_authenticators = [a for a in authenticators if a.kind in ("session", "access_token")]
         self.quota_checks = hooks.quota_checks(services)
         self.pricers = hooks.pricers(services)

@@ -1,5 +1,6 @@
-"""The core's endpoint kinds: ``chat`` (any chat-like format), ``count_tokens``, and
-the model lists ``models`` / ``model``."""
+"""The core's endpoint kinds: ``chat`` (any chat-like format), ``playground`` (chat for
+the logged-in user: new-api's ``/pg/chat/completions``), ``count_tokens``, and the model
+lists ``models`` / ``model``."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from faregate.contracts import EndpointDriver
 from faregate.exchange.chat import ChatDriver
 from faregate.exchange.count_tokens import CountTokensDriver
 from faregate.exchange.models import ModelDriver, ModelListDriver
+from faregate.exchange.playground import PlaygroundDriver
 
 
 @hookimpl(trylast=True)
 def register_endpoint_drivers(register: Callable[[EndpointDriver], None]) -> None:
     register(ChatDriver())
+    register(PlaygroundDriver())
     register(CountTokensDriver())
     register(ModelListDriver())
     register(ModelDriver())

@@ -17,7 +17,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from quart import Quart, Response, request, websocket
+from quart import Quart, Response, request, session, websocket
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from faregate.contracts import WEBSOCKET, EndpointDriver, InboundFormat, Route
@@ -101,13 +101,15 @@ def model_list_format(gateway: Gateway, inbound: InboundRequest) -> InboundForma
 
 def _http_view(gateway: Gateway, route: Route, fmt: InboundFormat | None, driver: EndpointDriver) -> View:
     read_body = functools.partial(read_capped, body_limit(gateway, route))
+    login = route.login_session  # only such a route sees the session: the others take API keys alone
 
     async def view(**params: str) -> Response:
         # werkzeug's Headers has a Mapping's lookups without being a Mapping; the hot path
         # takes no cast() call for it
         inbound = InboundRequest(method=request.method, path=request.path, route=route, path_params=params,
                                  query=request.args, headers=request.headers,  # type: ignore[arg-type]
-                                 client_ip=request.remote_addr or "", read_body=read_body, cookies=request.cookies)
+                                 client_ip=request.remote_addr or "", read_body=read_body, cookies=request.cookies,
+                                 session=session if login else None)
         ex = Exchange(gateway, inbound, fmt or model_list_format(gateway, inbound))
         # refused before its body was read (a bad key, an oversized body)? edge/keep_alive
         # keeps the connection usable or says it closes
@@ -185,12 +187,14 @@ async def _no_body() -> bytes:
 
 
 def _websocket_view(gateway: Gateway, route: Route, fmt: InboundFormat | None, driver: EndpointDriver) -> View:
+    login = route.login_session
+
     async def view(**params: str) -> Response | None:
         peer = QuartWebSocketPeer(websocket)
         inbound = InboundRequest(method=WEBSOCKET, path=websocket.path, route=route, path_params=params,
                                  query=websocket.args, headers=websocket.headers,  # type: ignore[arg-type]
                                  client_ip=websocket.remote_addr or "", read_body=_no_body,
-                                 cookies=websocket.cookies, websocket=peer,
+                                 cookies=websocket.cookies, session=session if login else None, websocket=peer,
                                  subprotocols=tuple(websocket.requested_subprotocols))
         ex = Exchange(gateway, inbound, fmt or model_list_format(gateway, inbound))
         outcome = await run_exchange(driver, ex)

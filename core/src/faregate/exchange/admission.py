@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from faregate import jsonutil
 from faregate.billing.ledger import InsufficientQuota
 from faregate.billing.pricing import Price, reserve_quota
+from faregate.db import models as m
 from faregate.errors import GatewayError, bad_request, model_not_found
 from faregate.hooks import await_me_maybe
 from faregate.multipart import Form, is_multipart, parse_form
@@ -22,11 +23,13 @@ if TYPE_CHECKING:
 
 
 async def authenticate(ex: Exchange) -> Principal:
-    """The request's API key, in its format's place for it, after catching up with
-    changes other workers made."""
+    """The request's API key, in its format's place for it (on a route for the login
+    session, that session), after catching up with changes other workers made."""
     gw = ex.gateway
     await gw.feed.catch_up()
     req = ex.request
+    if req.session is not None:  # the edge hands a session to a route for it alone
+        return await _login_session(ex)
     auth_req = AuthRequest(headers=req.headers, args=req.query, remote_addr=req.client_ip, format=ex.format,
                            api_key=ex.format.api_key(req))
     for authenticator in gw.api_key_authenticators:
@@ -35,6 +38,31 @@ async def authenticate(ex: Exchange) -> Principal:
             ex.principal = principal
             return principal
     raise GatewayError(401, "no API key provided", code="invalid_api_key", type="new_api_error")
+
+
+async def _login_session(ex: Exchange) -> Principal:
+    """The logged-in user, as the management API takes them: the session cookie and
+    ``New-Api-User`` naming its user. Never an API key or access token (new-api refuses
+    them there), so the ``Authorization`` an SDK always sends is ignored beside a session."""
+    req = ex.request
+    auth_req = AuthRequest(headers=req.headers, args=req.query, remote_addr=req.client_ip, format=ex.format,
+                           cookies=req.cookies, session=req.session)
+    for authenticator in ex.gateway.session_authenticators:
+        principal = await await_me_maybe(authenticator.authenticate(auth_req))
+        if principal is not None:
+            break
+    else:
+        raise GatewayError(401, "not logged in: this endpoint takes the login session (its cookie and the "
+                                "New-Api-User header), not an API key or access token", code="unauthorized")
+    named = (req.headers.get("new-api-user") or "").strip()
+    if not named:
+        raise GatewayError(401, "missing New-Api-User header", code="unauthorized")
+    if not (named.isascii() and named.isdecimal() and len(named) < 20) or int(named) != principal.user.id:
+        raise GatewayError(401, "New-Api-User does not match the logged-in user", code="unauthorized")
+    if principal.user.status != m.USER_ENABLED:
+        raise GatewayError(403, "the user is disabled", code="access_denied")
+    ex.principal = principal
+    return principal
 
 
 async def read_body(ex: Exchange) -> bytes:

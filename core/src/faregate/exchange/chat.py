@@ -189,6 +189,11 @@ class ChatDriver:
     async def handle(self, ex: Exchange) -> Outcome:
         await ex.authenticate()
         raw, body = await ex.read_json()
+        return await self.relay_json(ex, raw, body)
+
+    async def relay_json(self, ex: Exchange, raw: bytes, body: dict[str, Any]) -> Outcome:
+        """The rest once the caller is known and the body read (``raw`` its bytes, forwarded
+        as they are to a same-format channel): summarize, admit, relay."""
         if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
             # estimating a big prompt takes a while: not on the event loop
             summary = await asyncio.to_thread(ex.format.summarize, body, ex.request)

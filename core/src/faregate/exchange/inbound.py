@@ -39,6 +39,8 @@ class InboundRequest:
     headers: Mapping[str, str]
     client_ip: str
     read_body: Callable[[], Awaitable[bytes]]
+    #: the login session, only on a route for it (:attr:`Route.login_session`): then admission
+    #: authenticates by it alone; None on every other route
     session: Any = None
     cookies: Mapping[str, str] = field(default_factory=dict)
     websocket: WebSocketPeer | None = None

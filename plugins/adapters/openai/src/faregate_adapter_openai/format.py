@@ -95,6 +95,8 @@ class OpenAIChatFormat(InboundFormat):
 
     def routes(self) -> list[Route]:
         return [Route("POST", "/v1/chat/completions"),
+                # new-api's playground: chat for the logged-in user (session, not an API key)
+                Route("POST", "/pg/chat/completions", kind="playground", options={"auth": "session"}),
                 Route("POST", "/v1/embeddings", kind="embeddings"),
                 # new-api's engines path: the model in the path, not the body
                 Route("POST", "/v1/engines/{model}/embeddings", kind="embeddings"),
