@@ -1,0 +1,197 @@
+// API keys: create (the key shown once, to copy), limits (quota, expiry, models, IPs),
+// group, enable/disable, edit, delete, copy a key later through the reveal route.
+import { useState } from 'preact/hooks'
+import { html } from '../lib/html.js'
+import { api } from '../lib/api.js'
+import { translator } from '../lib/i18n.js'
+import { quotaText, timeText } from '../lib/format.js'
+import { useSession } from '../lib/session.js'
+import { t as common } from '../lib/strings.js'
+import { ActionButton, ErrorText, Field, Modal, Page, Pager, Table, copyText, formValues, toast, useAsync } from '../lib/ui.js'
+
+export const strings = {
+  en: {
+    title: 'API keys',
+    add: 'New key',
+    editTitle: 'Edit key',
+    name: 'Name',
+    status: 'Status',
+    used: 'Used',
+    remaining: 'Remaining',
+    unlimited: 'Unlimited quota',
+    quota: 'Quota (units)',
+    quotaHint: '{amount} at today\'s rate.',
+    group: 'Group',
+    groupDefault: 'The account\'s group',
+    expires: 'Expires',
+    never: 'Never',
+    expiresHint: 'Empty: never expires.',
+    limitModels: 'Only these models',
+    models: 'Models (comma-separated)',
+    ips: 'Allowed IPs (one per line, CIDR allowed)',
+    created: 'Created',
+    createdTitle: 'Your new key',
+    createdHint: 'Copy it now: it is shown once. You can copy it again later from the list.',
+    copyKey: 'Copy key',
+    s1: 'Enabled', s2: 'Disabled', s3: 'Expired', s4: 'Exhausted',
+    searchHint: 'Name or key'
+  },
+  'zh-CN': {
+    title: '令牌管理',
+    add: '添加令牌',
+    editTitle: '编辑令牌',
+    name: '名称',
+    status: '状态',
+    used: '已用额度',
+    remaining: '剩余额度',
+    unlimited: '无限额度',
+    quota: '额度（单位）',
+    quotaHint: '按当前汇率约 {amount}。',
+    group: '分组',
+    groupDefault: '账户所在分组',
+    expires: '过期时间',
+    never: '永不过期',
+    expiresHint: '留空：永不过期。',
+    limitModels: '仅限以下模型',
+    models: '模型（逗号分隔）',
+    ips: 'IP 白名单（每行一个，可用 CIDR）',
+    created: '创建时间',
+    createdTitle: '新令牌',
+    createdHint: '请立即复制：令牌只完整显示这一次。之后也可在列表中再次复制。',
+    copyKey: '复制令牌',
+    s1: '已启用', s2: '已禁用', s3: '已过期', s4: '已耗尽',
+    searchHint: '名称或令牌'
+  }
+}
+const t = translator(strings)
+const PAGE_SIZE = 20
+
+const toLocalInput = seconds => {
+  if (!seconds || seconds < 0) return ''
+  const d = new Date(seconds * 1000)
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16)
+}
+
+function KeyForm ({ row, groups, onDone }) {
+  const { status } = useSession()
+  const [error, setError] = useState(null)
+  const [quota, setQuota] = useState(row ? row.remain_quota : 500000)
+  const submit = async e => {
+    e.preventDefault()
+    const v = formValues(e.currentTarget)
+    const body = {
+      name: v.name,
+      unlimited_quota: v.unlimited_quota,
+      remain_quota: v.remain_quota ?? 0,
+      expired_time: v.expires ? Math.floor(new Date(v.expires).getTime() / 1000) : -1,
+      model_limits_enabled: v.model_limits_enabled,
+      model_limits: v.model_limits.split(',').map(s => s.trim()).filter(Boolean).join(','),
+      allow_ips: v.allow_ips.trim(),
+      group: v.group
+    }
+    try {
+      const saved = row ? await api('/api/token/', { method: 'PUT', body: { ...body, id: row.id } })
+        : await api('/api/token/', { method: 'POST', body })
+      onDone(saved, !row)
+    } catch (err) { setError(err) }
+  }
+  return html`<form class="form-grid" onSubmit=${submit}>
+    <${Field} label=${t('name')} wide><input name="name" required maxlength="50" value=${row?.name || ''} /></${Field}>
+    <label class="check field wide"><input type="checkbox" name="unlimited_quota" checked=${row?.unlimited_quota} /> ${t('unlimited')}</label>
+    <${Field} label=${t('quota')} hint=${t('quotaHint', { amount: quotaText(quota, { ...status, display_in_currency: true }) })}>
+      <input name="remain_quota" type="number" min="0" max="1000000000000" step="1" value=${quota}
+        onInput=${e => setQuota(Number(e.target.value))} />
+    </${Field}>
+    <${Field} label=${t('expires')} hint=${t('expiresHint')}>
+      <input name="expires" type="datetime-local" value=${toLocalInput(row?.expired_time)} />
+    </${Field}>
+    <${Field} label=${t('group')}>
+      <select name="group" value=${row?.group || ''}>
+        <option value="">${t('groupDefault')}</option>
+        ${groups.map(g => html`<option value=${g}>${g}</option>`)}
+      </select>
+    </${Field}>
+    <label class="check field wide"><input type="checkbox" name="model_limits_enabled" checked=${row?.model_limits_enabled} /> ${t('limitModels')}</label>
+    <${Field} label=${t('models')} wide><input name="model_limits" maxlength="10000" value=${row?.model_limits || ''} /></${Field}>
+    <${Field} label=${t('ips')} wide><textarea name="allow_ips" maxlength="10000" value=${row?.allow_ips || ''} /></${Field}>
+    <button type="submit">${common('save')}</button>
+    <${ErrorText} error=${error} />
+  </form>`
+}
+
+async function copyKey (row) {
+  const { key } = await api(`/api/token/${row.id}/key`, { method: 'POST' })
+  await copyText(`sk-${key}`)
+}
+
+export default function Keys () {
+  const { status } = useSession()
+  const [page, setPage] = useState(1)
+  const [keyword, setKeyword] = useState('')
+  const [editing, setEditing] = useState(null) // null, 'new' or a row
+  const [fresh, setFresh] = useState(null) // the new key, shown once
+  const list = useAsync(() => keyword
+    ? api('/api/token/search', { params: { keyword, p: page, page_size: PAGE_SIZE } })
+    : api('/api/token/', { params: { p: page, page_size: PAGE_SIZE } }), [page, keyword])
+  const groups = useAsync(() => api('/api/user/self/groups'), [])
+  const groupNames = groups.data ? Object.keys(groups.data) : []
+
+  const done = async (row, created) => {
+    setEditing(null)
+    list.reload()
+    if (created) {
+      const { key } = await api(`/api/token/${row.id}/key`, { method: 'POST' })
+      setFresh(`sk-${key}`)
+    } else toast(common('saved'))
+  }
+  const setStatus = async (row, value) => {
+    await api('/api/token/', { method: 'PUT', params: { status_only: 1 }, body: { id: row.id, status: value } })
+    list.reload()
+  }
+  const remove = async row => {
+    await api(`/api/token/${row.id}`, { method: 'DELETE' })
+    list.reload()
+  }
+  const columns = [
+    { label: t('name'), render: r => r.name },
+    { label: t('status'), render: r => html`<span class=${r.status === 1 ? 'badge on' : 'badge off'}>${t(`s${r.status}`)}</span>` },
+    { label: t('used'), render: r => quotaText(r.used_quota, status) },
+    { label: t('remaining'), render: r => (r.unlimited_quota ? '∞' : quotaText(r.remain_quota, status)) },
+    { label: t('group'), render: r => r.group || '—' },
+    { label: t('created'), render: r => timeText(r.created_time) },
+    { label: t('expires'), render: r => (r.expired_time === -1 ? t('never') : timeText(r.expired_time)) },
+    {
+      label: common('actions'),
+      render: r => html`<div class="row">
+        <${ActionButton} action=${() => copyKey(r)} label=${`${t('copyKey')} ${r.name}`}>${t('copyKey')}</${ActionButton}>
+        ${r.status === 1
+          ? html`<${ActionButton} action=${() => setStatus(r, 2)}>${common('disable')}</${ActionButton}>`
+          : html`<${ActionButton} action=${() => setStatus(r, 1)}>${common('enable')}</${ActionButton}>`}
+        <button type="button" onClick=${() => setEditing(r)}>${common('edit')}</button>
+        <${ActionButton} class="danger" confirm=${common('confirmDelete')} action=${() => remove(r)}>${common('delete')}</${ActionButton}>
+      </div>`
+    }
+  ]
+  const search = e => {
+    e.preventDefault()
+    setPage(1)
+    setKeyword(e.currentTarget.keyword.value.trim())
+  }
+  return html`<${Page} title=${t('title')} actions=${html`<button type="button" class="primary" onClick=${() => setEditing('new')}>${t('add')}</button>`}>
+    <form class="row" onSubmit=${search} role="search">
+      <label><span class="visually-hidden">${t('searchHint')}</span><input name="keyword" placeholder=${t('searchHint')} maxlength="50" /></label>
+      <button type="submit">${common('search')}</button>
+    </form>
+    <${ErrorText} error=${list.error} />
+    ${list.data ? html`<${Table} caption=${t('title')} columns=${columns} rows=${list.data.items} />
+      <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.data.total} onPage=${setPage} />` : null}
+    <${Modal} open=${editing !== null} title=${editing === 'new' ? t('add') : t('editTitle')} onClose=${() => setEditing(null)}>
+      ${editing !== null ? html`<${KeyForm} row=${editing === 'new' ? null : editing} groups=${groupNames} onDone=${done} />` : null}
+    </${Modal}>
+    <${Modal} open=${fresh !== null} title=${t('createdTitle')} onClose=${() => setFresh(null)}>
+      <p>${t('createdHint')}</p>
+      <p class="secret" data-testid="new-key">${fresh}</p>
+      <button type="button" class="primary" onClick=${() => copyText(fresh)}>${t('copyKey')}</button>
+    </${Modal}>
+  </${Page}>`
+}

@@ -1,0 +1,5 @@
+"""The web console's browser fixtures (faregate_web.testing)."""
+
+from faregate_web.testing import admin_page, browser, page, phone_page, upstream, web
+
+__all__ = ["admin_page", "browser", "page", "phone_page", "upstream", "web"]
