@@ -1,4 +1,5 @@
-"""Channels (admin): list, get, add, update, delete. The key is encrypted at rest
+"""Channels (admin): list, get, add, update, delete, and the channel types the installed
+provider plugins serve (the add form's choice). The key is encrypted at rest
 and never appears in a list or get view. A channel added in ``multi_to_single`` mode
 holds many keys (see :mod:`faregate.management.channel_keys`); updating it appends to
 or replaces them (``key_mode``)."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
 from quart import Blueprint, Response, request
 from quart_schema import document_response, validate_request
 from tortoise.functions import Count
@@ -46,7 +48,7 @@ from faregate.management.common import (
     parse_id,
     require,
 )
-from faregate.management.openapi import Done, Ok
+from faregate.management.openapi import Done, Ok, Shape
 from faregate.net.proxy import MASK, mask_setting, unmask_setting
 from faregate.principals import Principal
 from faregate.state.snapshot import key_lines, split_list
@@ -121,6 +123,29 @@ async def list_channels(me: Principal) -> Response:
                     .values("type", "n"))
     type_counts = {str(c["type"]): c["n"] for c in counts}
     return ok(page_data([channel_view(r) for r in rows], total, page, size, type_counts=type_counts))
+
+
+class ChannelTypeView(Shape):
+    """One channel type an installed provider plugin serves."""
+
+    type: int = Field(description="new-api's channel type number")
+    name: str = Field(description="the type's name: the provider's, or its vendor's for a provider of several")
+    provider: str = Field(description="the name of the provider plugin serving it")
+    default_base_url: str = Field(description="where a channel without a base URL goes (\"\": each gives one)")
+    endpoints: list[str] = Field(description="the endpoint kinds its channels serve (chat, embeddings …)")
+
+
+@blueprint.get("/api/channel/types")
+@require(m.ROLE_ADMIN)
+@document_response(Ok[list[ChannelTypeView]])
+async def channel_types(me: Principal) -> Response:
+    """``[{type, name, provider, default_base_url, endpoints}]`` by type number: the types
+    a channel may have here. new-api's list lives in its UI; here a type exists only when
+    an installed plugin serves it."""
+    return ok([{"type": kind, "name": provider.channel_type_name(kind), "provider": provider.name,
+                "default_base_url": provider.channel_type_base_url(kind),
+                "endpoints": sorted(e for e in provider.endpoints if provider.serves(e, kind))}
+               for kind, provider in sorted(gateway().providers.items())])
 
 
 @blueprint.get("/api/channel/<channel_id>")

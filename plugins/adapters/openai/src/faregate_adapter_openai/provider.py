@@ -119,6 +119,14 @@ class OpenAICompatibleProvider(HttpJsonProvider):
     def serves(self, endpoint: str, channel_type: int) -> bool:
         return endpoint in self.endpoints and self.preset(channel_type).serves(endpoint)
 
+    def channel_type_name(self, channel_type: int) -> str:
+        preset = self.presets.get(channel_type)
+        return preset.name if preset else self.name
+
+    def channel_type_base_url(self, channel_type: int) -> str:
+        preset = self.presets.get(channel_type)
+        return preset.base_url if preset else self.default_base_url
+
     def endpoint_url(self, target: UpstreamTarget, kind: str) -> str:
         """Where requests of ``kind`` (``chat``, ``models``, ``realtime`` or a JSON endpoint) go."""
         path = self.chat_path if kind == "chat" else self.models_path if kind == "models" else self.json_paths[kind]
