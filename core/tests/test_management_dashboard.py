@@ -38,6 +38,26 @@ async def test_quota_data_per_model_hour(gateway: GatewayServer, admin: AdminCli
     await user.close()
 
 
+async def test_quota_data_by_api_key(gateway: GatewayServer, admin: AdminClient) -> None:
+    user = await _user(gateway, admin, "keyholder")
+    rows = [(HOUR + 60, "gpt-4o", "ci", 10), (HOUR + 70, "gpt-4o", "laptop", 20), (HOUR + 80, "gpt-4o", "ci", 1),
+            (HOUR + 3700, "claude", "ci", 4)]
+    await m.Log.bulk_create([m.Log(user_id=user.user_id, username="keyholder", created_at=t, type=m.LOG_CONSUME,
+                                   model_name=model, token_name=key, quota=q, prompt_tokens=1, completion_tokens=1)
+                             for t, model, key, q in rows])
+    span = {"start_timestamp": HOUR, "end_timestamp": HOUR + 7200}
+    plain = await user.ok("GET", "/api/data/self", params=span)
+    assert [(r["model_name"], r["quota"], r.get("token_name")) for r in plain] == [("gpt-4o", 31, None),
+                                                                                  ("claude", 4, None)]
+    mine = await user.ok("GET", "/api/data/self", params={**span, "by_token": "true"})
+    assert sorted((r["created_at"], r["model_name"], r["token_name"], r["count"], r["quota"]) for r in mine) == [
+        (HOUR, "gpt-4o", "ci", 2, 11), (HOUR, "gpt-4o", "laptop", 1, 20), (HOUR + 3600, "claude", "ci", 1, 4)]
+    theirs = await admin.ok("GET", "/api/data/", params={**span, "username": "keyholder", "by_token": "1"})
+    assert sorted((r["username"], r["token_name"], r["quota"]) for r in theirs) == [
+        ("keyholder", "ci", 4), ("keyholder", "ci", 11), ("keyholder", "laptop", 20)]
+    await user.close()
+
+
 async def test_quota_data_ranges_are_required_and_bounded(gateway: GatewayServer, admin: AdminClient) -> None:
     resp = await admin.http.get("/api/data/", headers={"New-Api-User": str(admin.user_id)})
     assert resp.status_code == 400 and "start_timestamp" in resp.json()["message"]

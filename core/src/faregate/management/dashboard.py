@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel
-from quart import Blueprint, Response
+from quart import Blueprint, Response, request
 from quart_schema import document_response
 from tortoise import connections
 from tortoise.expressions import RawSQL
@@ -42,6 +42,8 @@ class QuotaRow(BaseModel):
     token_used: int
     user_id: int | None = None
     username: str | None = None
+    #: only with ``?by_token=true``: the API key's name (rows are then per model, key and hour)
+    token_name: str | None = None
 
 
 class QuotaRows(BaseModel):
@@ -107,6 +109,12 @@ def _range(span: int) -> tuple[int, int]:
     return start, end
 
 
+def _by_token() -> tuple[str, ...]:
+    """``?by_token=true``: the sums are split by API key name too (the console's usage per
+    key); new-api has no such parameter, and without it the rows are new-api's."""
+    return ("token_name",) if request.args.get("by_token", "").lower() in ("true", "1") else ()
+
+
 def _consumed(start: int, end: int) -> QuerySet[m.Log]:
     return m.Log.filter(type=m.LOG_CONSUME, created_at__gte=start, created_at__lte=end)
 
@@ -121,16 +129,17 @@ def _sums(row: dict[str, Any]) -> dict[str, int]:
             "token_used": int(row["p"] or 0) + int(row["c"] or 0)}
 
 
-async def consumption_by_model_hour(query: QuerySet[m.Log], *by_user: str) -> list[dict[str, Any]]:
-    """Sums per (model, hour[, user columns]), oldest hour first. The bucket is computed
-    by the database (tested on every engine by the storage conformance suite)."""
-    groups = ("model_name", "hour", *by_user)
+async def consumption_by_model_hour(query: QuerySet[m.Log], *extra: str) -> list[dict[str, Any]]:
+    """Sums per (model, hour[, more columns: the user's, the key's name]), oldest hour
+    first. The bucket is computed by the database (tested on every engine by the storage
+    conformance suite)."""
+    groups = ("model_name", "hour", *extra)
     rows = await (_summed(query.annotate(hour=_hour_bucket()))
                   .group_by(*groups).order_by("hour", "model_name").values(*groups, "n", "q", "p", "c"))
     out = []
     for row in rows:
         item: dict[str, Any] = {"model_name": row["model_name"], "created_at": int(row["hour"]), **_sums(row)}
-        for name in by_user:
+        for name in extra:
             item[name] = row[name]
         out.append(item)
     return out
@@ -140,13 +149,15 @@ async def consumption_by_model_hour(query: QuerySet[m.Log], *by_user: str) -> li
 @require(m.ROLE_ADMIN)
 @document_response(QuotaRows)
 async def all_quota_data(me: Principal) -> Response:
-    """Everyone's consumption per model and hour; ``?username=`` narrows it to one user."""
+    """Everyone's consumption per model and hour; ``?username=`` narrows it to one user;
+    ``?by_token=true`` splits each row by API key name (``token_name``)."""
     start, end = _range(ADMIN_SPAN)
     username = query_text("username", USERNAME_MAX)
     query = _consumed(start, end)
     if username:
-        return ok(await consumption_by_model_hour(query.filter(username=username), "user_id", "username"))
-    return ok(await consumption_by_model_hour(query))
+        return ok(await consumption_by_model_hour(query.filter(username=username), "user_id", "username",
+                                                  *_by_token()))
+    return ok(await consumption_by_model_hour(query, *_by_token()))
 
 
 @blueprint.get("/api/data/users")
@@ -164,8 +175,10 @@ async def users_quota_data(me: Principal) -> Response:
 @require(m.ROLE_USER)
 @document_response(QuotaRows)
 async def self_quota_data(me: Principal) -> Response:
+    """The caller's consumption per model and hour; ``?by_token=true`` splits each row by
+    API key name (``token_name``)."""
     start, end = _range(SELF_SPAN)
-    return ok(await consumption_by_model_hour(_consumed(start, end).filter(user_id=me.user.id)))
+    return ok(await consumption_by_model_hour(_consumed(start, end).filter(user_id=me.user.id), *_by_token()))
 
 
 def catalog_by_type() -> dict[str, list[str]]:
@@ -199,3 +212,4 @@ async def channel_model_catalog(me: Principal) -> Response:
                 seen.setdefault(model, {"id": model, "object": "model", "created": CATALOG_CREATED,
                                         "owned_by": provider.name})
     return ok(list(seen.values()))
+

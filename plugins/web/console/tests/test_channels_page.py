@@ -1,0 +1,55 @@
+"""The channels page (admin): add an OpenAI channel through the form, find it in the table,
+test it, change its priority in place, disable and enable it."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from faregate_web.testing import MODEL, Web, screenshot
+
+
+def test_add_test_prioritise_and_toggle_a_channel(admin_page: Page, web: Web) -> None:
+    page = admin_page
+    page.goto("/console/channel")
+    expect(page.get_by_role("heading", name="Channels", exact=True)).to_be_visible()
+
+    page.get_by_role("button", name="Add channel").click()
+    form = page.get_by_role("dialog", name="Add a channel")
+    form.get_by_label(re.compile(r"^Type")).select_option("1")
+    form.get_by_label(re.compile(r"^Name")).fill("web-openai")
+    form.get_by_label(re.compile(r"^Key\b")).fill("sk-upstream")
+    form.get_by_label(re.compile(r"^Base URL")).fill(web.upstream.base_url)
+    form.get_by_label(re.compile(r"^Models")).fill(MODEL)
+    form.get_by_role("button", name="Create").click()
+    expect(form).to_be_hidden()
+
+    row = page.get_by_role("row").filter(has_text="web-openai")
+    expect(row).to_be_visible()
+    expect(row.get_by_text("OpenAI", exact=True)).to_be_visible()
+    expect(row.get_by_text("Enabled", exact=True)).to_be_visible()
+
+    row.get_by_role("button", name="Test web-openai").click()
+    probe = page.get_by_role("dialog", name="Test web-openai")
+    expect(probe.get_by_label("Test model")).to_have_value(MODEL)
+    probe.get_by_role("button", name="Run the test").click()
+    expect(probe.get_by_text(re.compile(r"The test succeeded in [\d.]+ s"))).to_be_visible()
+    probe.get_by_role("button", name="Close").click()
+    expect(probe).to_be_hidden()
+
+    priority = row.get_by_label("Priority of web-openai")
+    priority.fill("7")
+    priority.press("Enter")
+    expect(page.get_by_text("Priority of web-openai saved")).to_be_visible()
+    expect(row.get_by_label("Priority of web-openai")).to_have_value("7")
+    [channel] = web.ok("GET", "/api/channel/search", params={"keyword": "web-openai"})["items"]
+    assert channel["priority"] == 7 and channel["base_url"] == web.upstream.base_url and channel["models"] == MODEL
+
+    row.get_by_role("button", name="Disable web-openai").click()
+    expect(row.get_by_text("Disabled", exact=True)).to_be_visible()
+    assert web.ok("GET", f"/api/channel/{channel['id']}")["status"] == 2
+    row.get_by_role("button", name="Enable web-openai").click()
+    expect(row.get_by_text("Enabled", exact=True)).to_be_visible()
+    assert web.ok("GET", f"/api/channel/{channel['id']}")["status"] == 1
+    screenshot(page, "channels")
