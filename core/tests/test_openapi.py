@@ -245,7 +245,8 @@ async def _site(admin: AdminClient, visitor: httpx.AsyncClient) -> None:
     assert (await visitor.get("/api/ratio_config")).json()["success"] is True
     groups = (await visitor.get("/api/user/groups")).json()["data"]
     assert "default" in groups and set(groups["default"]) == {"ratio", "desc"}
-    for path in ("/api/group/", "/api/status/test", "/api/plugins", "/api/option/", "/api/user/groups"):
+    for path in ("/api/group/", "/api/status/test", "/api/plugins", "/api/option/", "/api/option/schema",
+                 "/api/user/groups"):
         await admin.ok("GET", path)
     assert (await admin.call("PUT", "/api/option/", json={"key": "RetryTimes", "value": "two"}))["success"] is False
 

@@ -103,3 +103,42 @@ async def test_plugins_declare_options_in_the_same_registry(make_gateway: Any) -
     await server.gateway.snapshot.load_options()
     assert server.gateway.snapshot.options.value("ShoutVolume") == 11
     await admin.close()
+
+
+async def test_the_schema_describes_every_option_for_a_form(admin: AdminClient) -> None:
+    """``GET /api/option/schema`` (root): each declared option's kind, bounds and choices, so a
+    form can be generated; secrets flagged, with neither value nor default."""
+    await m.Option.create(key="StripeApiSecret", value="sk_live_never_in_the_schema")
+    items = await admin.ok("GET", "/api/option/schema")
+    schema = {item["key"]: item for item in items}
+    listed = {item["key"] for item in await admin.ok("GET", "/api/option/")}
+    assert {k for k, item in schema.items() if not item["secret"]} == listed
+    assert schema["RetryTimes"] == {"key": "RetryTimes", "kind": "integer", "default": "0", "secret": False,
+                                    "minimum": 0, "maximum": 10,
+                                    "description": "Further channels tried after a failed attempt."}
+    assert schema["QuotaPerUnit"]["kind"] == "number" and schema["QuotaPerUnit"]["minimum"] == 1
+    assert schema["LogConsumeEnabled"]["kind"] == "boolean"
+    assert schema["general_setting.quota_display_type"]["choices"] == ["USD", "CNY", "TOKENS", "CUSTOM"]
+    assert schema["SystemName"] == {**schema["SystemName"], "kind": "text", "max_length": 128}
+    assert schema["ModelRatio"]["kind"] == "json" and schema["AutoGroups"]["kind"] == "json"
+    assert schema["AutomaticDisableKeywords"]["kind"] == "lines"
+    assert schema["payment_setting.amount_options"]["kind"] == "json"
+    secret = schema["StripeApiSecret"]
+    assert secret["secret"] is True and secret["default"] == "" and "sk_live" not in str(items)
+    # a plugin's own parser function: JSON when its default is, text otherwise
+    assert schema["PayMethods"]["kind"] == "json" and schema["StripeCurrency"]["kind"] == "text"
+    # what the schema says is what PUT checks
+    assert (await _put(admin, "RetryTimes", 11)).status_code == 400
+    assert (await _put(admin, "RetryTimes", 10)).json()["success"]
+
+
+async def test_plugin_options_describe_themselves(make_gateway: Any) -> None:
+    from faregate.plugins import load_plugins
+
+    server = await make_gateway(plugins=load_plugins(allow=["faregate-adapter-openai"], extra=[ShoutOptions()]))
+    admin = AdminClient(server.base_url)
+    await admin.setup_root()
+    schema = {item["key"]: item for item in await admin.ok("GET", "/api/option/schema")}
+    assert schema["ShoutVolume"]["kind"] == "integer" and schema["ShoutVolume"]["maximum"] == 11
+    assert "StripeApiSecret" not in schema  # only installed plugins' options
+    await admin.close()

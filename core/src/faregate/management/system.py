@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 from quart import Blueprint, Response
@@ -15,7 +15,7 @@ from faregate.db import models as m
 from faregate.management.common import fail, gateway, guarded, ok, public, require
 from faregate.management.openapi import Body, Done, Ok, Shape
 from faregate.principals import Principal
-from faregate.state.option_specs import OptionError
+from faregate.state.option_specs import OptionError, form_of
 
 blueprint = Blueprint("system", __name__)
 
@@ -213,9 +213,6 @@ async def plugins(me: Principal) -> Response:
     return ok([r.as_dict() for r in gateway().plugins.reports])
 
 
-SECRET_SUFFIXES = ("Token", "Secret", "Key", "secret", "api_key")
-
-
 class OptionItem(Shape):
     key: str
     value: str
@@ -230,8 +227,49 @@ async def get_options(me: Principal) -> Response:
     registry = gateway().option_registry
     stored = {row.key: row.value for row in await m.Option.all()}
     values = {**registry.defaults(), **{k: v for k, v in stored.items() if k in registry}}
-    return ok([{"key": key, "value": value} for key, value in values.items()
-               if not key.endswith(SECRET_SUFFIXES) and not registry.specs[key].secret])
+    return ok([{"key": key, "value": value} for key, value in values.items() if not registry.is_secret(key)])
+
+
+class OptionSchemaItem(Shape):
+    """A declared option as a form shows it: ``kind`` says the input (``boolean``, ``integer``,
+    ``number``, ``choice``, ``text``, ``lines``: one entry a line, ``json``), ``minimum`` and
+    ``maximum`` bound an integer or number, ``choices`` a choice, ``max_length`` a text. A
+    ``secret`` option's value is never shown (nor its default): it can only be set."""
+
+    key: str
+    kind: Literal["boolean", "integer", "number", "choice", "text", "lines", "json"]
+    default: str
+    description: str
+    secret: bool
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: list[str] | None = None
+    max_length: int | None = None
+
+
+@blueprint.get("/api/option/schema")
+@require(m.ROLE_ROOT)
+@document_response(Ok[list[OptionSchemaItem]])
+async def get_option_schema(me: Principal) -> Response:
+    """Every declared option (the core's and the installed plugins'), in declaration order,
+    with the type and range its value is checked against on ``PUT /api/option/``."""
+    registry = gateway().option_registry
+    items: list[dict[str, Any]] = []
+    for key, spec in registry.specs.items():
+        secret = registry.is_secret(key)
+        form = form_of(spec.parse, spec.default)
+        item: dict[str, Any] = {"key": key, "kind": form.kind, "default": "" if secret else spec.default,
+                                "description": spec.description, "secret": secret}
+        if form.minimum is not None:
+            item["minimum"] = _number(form.minimum)
+        if form.maximum is not None:
+            item["maximum"] = _number(form.maximum)
+        if form.choices is not None:
+            item["choices"] = list(form.choices)
+        if form.max_length is not None:
+            item["max_length"] = form.max_length
+        items.append(item)
+    return ok(items)
 
 
 class OptionUpdate(Body):

@@ -132,10 +132,10 @@ PAYMENT_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("TopupGroupRatio", '{"default": 1, "vip": 1, "svip": 1}',
                "Top-up price multiplier per user group (0 or missing: 1).", specs.ratio_map()),
     OptionSpec("payment_setting.amount_options", "[10, 20, 50, 100, 200, 500]",
-               "Amounts offered on the top-up page (a JSON array).", amount_options),
+               "Amounts offered on the top-up page (a JSON array).", specs.described(amount_options, "json")),
     OptionSpec("payment_setting.amount_discount", "{}",
                'Price multiplier by amount: {"100": 0.95} (exact amounts) or [{"min_amount": 100, "discount": 0.9}] '
-               "(from an amount up).", amount_discount),
+               "(from an amount up).", specs.described(amount_discount, "json")),
 )
 
 

@@ -19,6 +19,8 @@ Parser = Callable[[str], Any]
 #: no ratio, price or quota multiplier beyond this is a sensible configuration
 MAX_RATIO = 1e6
 MAX_KEY_LENGTH = 255
+#: an option named so is a secret whether or not it is declared one
+SECRET_SUFFIXES = ("Token", "Secret", "Key", "secret", "api_key")
 
 
 @dataclass(frozen=True)
@@ -39,17 +41,78 @@ class OptionError(ValueError):
 
 
 # ---- parsers ------------------------------------------------------------------------------
-def number(lo: float, hi: float) -> Parser:
-    def parse(text: str) -> float:
+# Each parser says what it accepts (its ``form``), so forms can be generated from the registry
+# (``GET /api/option/schema``): a kind, and the bounds or choices the parser checks.
+KINDS = ("boolean", "integer", "number", "choice", "text", "lines", "json")
+
+
+@dataclass(frozen=True)
+class Form:
+    """What a parser accepts, for a form: ``kind`` is one of :data:`KINDS`; ``minimum`` and
+    ``maximum`` bound an integer or number, ``choices`` a choice, ``max_length`` a text."""
+
+    kind: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] | None = None
+    max_length: int | None = None
+
+
+def form_of(parse: Parser, default: str = "") -> Form:
+    """The form of a parser; one that does not describe itself (a plugin's own function) is
+    JSON when its default is a JSON object or array, text otherwise."""
+    form = getattr(parse, "form", None)
+    if isinstance(form, Form):
+        return form if form.kind in KINDS else Form("text", max_length=form.max_length)
+    return Form("json" if default.lstrip()[:1] in ("{", "[") else "text")
+
+
+@dataclass(frozen=True)
+class Described:
+    """A parser of its own (any function) with the form it accepts: ``described(fn, "json")``."""
+
+    parse: Parser
+    form: Form
+
+    def __call__(self, text: str) -> Any:
+        return self.parse(text)
+
+
+def described(parse: Parser, kind: str, **bounds: Any) -> Parser:
+    return Described(parse, Form(kind, **bounds))
+
+
+@dataclass(frozen=True)
+class _Number:
+    lo: float
+    hi: float
+
+    @property
+    def form(self) -> Form:
+        return Form("number", minimum=self.lo, maximum=self.hi)
+
+    def __call__(self, text: str) -> float:
         value = float(text)
-        if not math.isfinite(value) or not lo <= value <= hi:
-            raise ValueError(f"expected a number from {lo:g} to {hi:g}")
+        if not math.isfinite(value) or not self.lo <= value <= self.hi:
+            raise ValueError(f"expected a number from {self.lo:g} to {self.hi:g}")
         return value
-    return parse
 
 
-def integer(lo: int, hi: int) -> Parser:
-    def parse(text: str) -> int:
+def number(lo: float, hi: float) -> Parser:
+    return _Number(lo, hi)
+
+
+@dataclass(frozen=True)
+class _Integer:
+    lo: int
+    hi: int
+
+    @property
+    def form(self) -> Form:
+        return Form("integer", minimum=self.lo, maximum=self.hi)
+
+    def __call__(self, text: str) -> int:
+        lo, hi = self.lo, self.hi
         try:
             value = int(text.strip())
         except ValueError:
@@ -57,34 +120,64 @@ def integer(lo: int, hi: int) -> Parser:
         if not lo <= value <= hi:
             raise ValueError(f"expected a whole number from {lo} to {hi}")
         return value
-    return parse
 
 
-def boolean(text: str) -> bool:
-    word = text.strip().lower()
-    if word in ("true", "1", "yes"):
-        return True
-    if word in ("false", "0", "no", ""):
-        return False
-    raise ValueError("expected true or false")
+def integer(lo: int, hi: int) -> Parser:
+    return _Integer(lo, hi)
 
 
-def text(max_len: int) -> Parser:
-    def parse(value: str) -> str:
-        if len(value) > max_len:
-            raise ValueError(f"expected at most {max_len} characters")
+@dataclass(frozen=True)
+class _Boolean:
+    form: Form = Form("boolean")
+
+    def __call__(self, text: str) -> bool:
+        word = text.strip().lower()
+        if word in ("true", "1", "yes"):
+            return True
+        if word in ("false", "0", "no", ""):
+            return False
+        raise ValueError("expected true or false")
+
+
+boolean: Parser = _Boolean()
+
+
+@dataclass(frozen=True)
+class _Text:
+    max_len: int
+
+    @property
+    def form(self) -> Form:
+        return Form("text", max_length=self.max_len)
+
+    def __call__(self, value: str) -> str:
+        if len(value) > self.max_len:
+            raise ValueError(f"expected at most {self.max_len} characters")
         if "\x00" in value:
             raise ValueError("NUL characters are not allowed")
         return value
-    return parse
+
+
+def text(max_len: int) -> Parser:
+    return _Text(max_len)
+
+
+@dataclass(frozen=True)
+class _Choice:
+    values: tuple[str, ...]
+
+    @property
+    def form(self) -> Form:
+        return Form("choice", choices=self.values)
+
+    def __call__(self, value: str) -> str:
+        if value not in self.values:
+            raise ValueError(f"expected one of {', '.join(self.values)}")
+        return value
 
 
 def choice(*values: str) -> Parser:
-    def parse(value: str) -> str:
-        if value not in values:
-            raise ValueError(f"expected one of {', '.join(values)}")
-        return value
-    return parse
+    return _Choice(values)
 
 
 def _json_object(value: str) -> dict[str, Any]:
@@ -112,16 +205,19 @@ def ratio_map(hi: float = MAX_RATIO) -> Parser:
                 raise ValueError(f"{name}: expected a number from 0 to {hi:g}")
             out[name] = float(ratio)
         return out
-    return parse
+    return described(parse, "json")
 
 
-def text_map(value: str) -> dict[str, str]:
+def _text_map(value: str) -> dict[str, str]:
     """``{"name": "text"}`` (group descriptions, say)."""
     parsed = _json_object(value)
     for name, item in parsed.items():
         if not isinstance(item, str):
             raise ValueError(f"{name}: expected a string")
     return parsed
+
+
+text_map: Parser = described(_text_map, "json")
 
 
 def status_ranges(value: str) -> list[tuple[int, int]]:
@@ -142,8 +238,12 @@ def status_ranges(value: str) -> list[tuple[int, int]]:
     return ranges
 
 
-def lines(value: str) -> list[str]:
+def _lines(value: str) -> list[str]:
     return [line.strip().lower() for line in text(65_536)(value).split("\n") if line.strip()]
+
+
+#: one entry a line (lower-cased, blank lines dropped)
+lines: Parser = described(_lines, "lines", max_length=65_536)
 
 
 # ---- the registry ---------------------------------------------------------------------------
@@ -168,3 +268,7 @@ class OptionRegistry:
 
     def defaults(self) -> dict[str, str]:
         return {key: spec.default for key, spec in self.specs.items()}
+
+    def is_secret(self, key: str) -> bool:
+        """Never listed nor shown: declared secret, or named like one (``…Token``, ``…Secret``, ``…Key``)."""
+        return self.specs[key].secret or key.endswith(SECRET_SUFFIXES)

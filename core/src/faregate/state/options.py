@@ -179,13 +179,13 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                specs.text_map),
     OptionSpec("GroupGroupRatio", "{}",
                "A user group's own price multiplier for a using group ({user group: {using group: ratio}}), "
-               "instead of GroupRatio.", groups.group_group_ratio),
+               "instead of GroupRatio.", specs.described(groups.group_group_ratio, "json")),
     OptionSpec("group_ratio_setting.group_special_usable_group", "{}",
                "Per user group, groups added to (\"+:name\" or \"name\": description) or removed from "
-               "(\"-:name\") UserUsableGroups.", groups.special_usable_groups),
+               "(\"-:name\") UserUsableGroups.", specs.described(groups.special_usable_groups, "json")),
     OptionSpec("AutoGroups", '["default"]',
                "The groups an API key of group auto uses, in order: the first the user may use that serves "
-               "the model.", groups.auto_groups),
+               "the model.", specs.described(groups.auto_groups, "json")),
     OptionSpec("DefaultUseAutoGroup", "false", "New API keys default to the auto group (the UI's choice).",
                specs.boolean),
     OptionSpec("QuotaRemindThreshold", "1000",
@@ -246,7 +246,7 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                "(new-api's SYNC_UPSTREAM_BASE).", _http_url(512)),
     OptionSpec("console_setting.uptime_kuma_groups", "",
                "Uptime Kuma status pages proxied at /api/uptime/status: a JSON array of "
-               "{categoryName, url, slug, description}.", _uptime_kuma_groups),
+               "{categoryName, url, slug, description}.", specs.described(_uptime_kuma_groups, "json")),
 )
 
 # the account options (registration, password login, email rules) and the general payment options
