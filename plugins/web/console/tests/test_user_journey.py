@@ -80,7 +80,7 @@ def test_a_reply_can_be_stopped(web: Web, page: Page) -> None:
     log_in(page, "bob", PASSWORD)
     page.goto("/console/playground")
     expect(page.get_by_label("Model")).to_have_value(MODEL)
-    web.upstream.push_fault(Fault("stall", after_chunks=2, delay=5))
+    web.upstream.push_fault(Fault("stall", after_chunks=2, delay=3))
     page.get_by_label("Message").fill("a long story please")
     page.get_by_role("button", name="Send").click()
     reply = page.locator("article.message.assistant").last

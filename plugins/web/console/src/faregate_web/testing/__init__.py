@@ -111,8 +111,10 @@ def web(tmp_path_factory: pytest.TempPathFactory, upstream: ThreadedFake) -> Ite
     site.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """Chromium for one test module: the sync API runs an event loop in this thread while
+    it is open, so it must be closed before another module's asyncio tests run here."""
     if not shutil.which(CHROMIUM) and not os.path.exists(CHROMIUM):
         pytest.fail(f"Chromium is not at {CHROMIUM}: apt-get install -y chromium (or set FAREGATE_CHROMIUM)")
     with sync_playwright() as p:
