@@ -13,6 +13,7 @@ export const strings = {
   en: {
     title: 'Playground',
     group: 'Group',
+    ownGroup: 'My account\'s group',
     model: 'Model',
     noModels: 'No model is available to you yet.',
     system: 'System prompt',
@@ -38,6 +39,7 @@ export const strings = {
   'zh-CN': {
     title: '操练场',
     group: '分组',
+    ownGroup: '账户所在分组',
     model: '模型',
     noModels: '暂无可用模型。',
     system: '系统提示词',
@@ -190,7 +192,7 @@ export default function Playground () {
       <aside class="chat-settings panel" aria-label=${t('title')}>
         <${Field} label=${t('group')}>
           <select name="group" value=${config.group} onChange=${e => set({ group: e.target.value })}>
-            <option value="">—</option>
+            <option value="">${t('ownGroup')}</option>
             ${groupNames.map(g => html`<option value=${g}>${g}${groups.data[g]?.desc ? ` · ${groups.data[g].desc}` : ''}</option>`)}
           </select>
         </${Field}>
