@@ -218,19 +218,30 @@ function Passkey ({ state, reload, verified }) {
   </section>`
 }
 
+// when this page last passed POST /api/verify (the server keeps it 300 s; a little less here)
+let verifiedAt = 0
+const VERIFY_WINDOW_MS = 280 * 1000
+
 export function Security () {
   const tfa = useAsync(() => optional('/api/user/2fa/status'))
   const pk = useAsync(() => optional('/api/user/passkey'))
   const [pending, setPending] = useState(null) // {resolve, reject} while the verification dialog is open
 
-  /** Runs `work`; when the server asks for a secure verification (403), verifies, then runs it again. */
+  /** Runs `work` behind a secure verification: asked first unless one was made in this
+   *  page within the server's window (so the normal path meets no 403), and again if the
+   *  server still says it is missing or expired. */
   const verified = async work => {
+    const ask = async () => {
+      await new Promise((resolve, reject) => setPending({ resolve, reject }))
+      verifiedAt = Date.now()
+    }
+    if (Date.now() - verifiedAt > VERIFY_WINDOW_MS) await ask()
     try {
       return await work()
     } catch (e) {
       if (e.status !== 403) throw e
     }
-    await new Promise((resolve, reject) => setPending({ resolve, reject }))
+    await ask()
     return work()
   }
   const method = tfa.data?.enabled ? '2fa' : pk.data?.enabled ? 'passkey' : 'password'
