@@ -60,7 +60,12 @@ export async function download (path, params, filename) {
     try { message = (await res.json()).message || message } catch {}
     throw new ApiError(message, res.status)
   }
-  const url = URL.createObjectURL(await res.blob())
+  saveBlob(await res.blob(), filename)
+}
+
+/** Hands the browser a file to save (a link clicked on an object URL). */
+export function saveBlob (blob, filename) {
+  const url = URL.createObjectURL(blob)
   const a = document.createElement('a')
   a.href = url
   a.download = filename

@@ -2,22 +2,28 @@
 // /api/status's quota_per_unit and display settings.
 import { lang } from './i18n.js'
 
+function currency (usd, status) {
+  if (status.quota_display_type === 'CNY') return ['¥', usd * (status.usd_exchange_rate || 7.3)]
+  if (status.quota_display_type === 'CUSTOM') {
+    return [status.custom_currency_symbol || '¤', usd * (status.custom_currency_exchange_rate || 1)]
+  }
+  return ['$', usd]
+}
+
+/** US dollars in the site's display currency: at least cents, up to `digits` decimals
+ *  (default: cents for whole amounts, six for small ones), no trailing zeros. */
+export function moneyText (usd, status, digits) {
+  const [symbol, amount] = currency(usd, status || {})
+  const most = digits ?? (Math.abs(amount) >= 1 || amount === 0 ? 2 : 6)
+  let text = amount.toFixed(most).replace(/0+$/, '').replace(/\.$/, '')
+  if ((text.split('.')[1] || '').length < 2) text = amount.toFixed(2)
+  return symbol + text
+}
+
 export function quotaText (quota, status) {
   const q = Number(quota || 0)
   if (!status || !status.display_in_currency || status.quota_display_type === 'TOKENS') return q.toLocaleString(lang())
-  const usd = q / (status.quota_per_unit || 500000)
-  let symbol = '$'
-  let amount = usd
-  if (status.quota_display_type === 'CNY') {
-    symbol = '¥'
-    amount = usd * (status.usd_exchange_rate || 7.3)
-  } else if (status.quota_display_type === 'CUSTOM') {
-    symbol = status.custom_currency_symbol || '¤'
-    amount = usd * (status.custom_currency_exchange_rate || 1)
-  }
-  // cents for whole amounts; small ones keep up to six decimals without trailing zeros
-  const digits = Math.abs(amount) >= 1 || amount === 0 ? 2 : 6
-  return symbol + amount.toFixed(digits).replace(/(\.\d\d\d*?)0+$/, '$1')
+  return moneyText(q / (status.quota_per_unit || 500000), status)
 }
 
 export function timeText (seconds) {

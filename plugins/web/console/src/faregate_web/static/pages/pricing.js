@@ -6,6 +6,7 @@
 import { useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
 import { ApiError, headers } from '../lib/api.js'
+import { moneyText } from '../lib/format.js'
 import { translator } from '../lib/i18n.js'
 import { t as common } from '../lib/strings.js'
 import { useSession } from '../lib/session.js'
@@ -79,20 +80,7 @@ async function loadPricing () {
   return body
 }
 
-export function money (usd, status) {
-  let symbol = '$'
-  let amount = usd
-  if (status.quota_display_type === 'CNY') {
-    symbol = '¥'
-    amount = usd * (status.usd_exchange_rate || 7.3)
-  } else if (status.quota_display_type === 'CUSTOM') {
-    symbol = status.custom_currency_symbol || '¤'
-    amount = usd * (status.custom_currency_exchange_rate || 1)
-  }
-  let text = amount.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')
-  if ((text.split('.')[1] || '').length < 2) text = amount.toFixed(2)
-  return symbol + text
-}
+const money = (usd, status) => moneyText(usd, status, 6)
 
 const ratioText = n => String(Number(Number(n).toFixed(6)))
 

@@ -3,7 +3,7 @@
 // disabling, deleting one code or every used, disabled and expired one.
 import { useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
-import { api } from '../lib/api.js'
+import { api, saveBlob } from '../lib/api.js'
 import { translator } from '../lib/i18n.js'
 import { t as common } from '../lib/strings.js'
 import { quotaText, timeText } from '../lib/format.js'
@@ -87,16 +87,7 @@ const ENABLED = 1
 const DISABLED = 2
 const USED = 3
 
-function saveText (text, filename) {
-  const url = URL.createObjectURL(new Blob([text], { type: 'text/plain;charset=utf-8' }))
-  const a = document.createElement('a')
-  a.href = url
-  a.download = filename
-  document.body.append(a)
-  a.click()
-  a.remove()
-  setTimeout(() => URL.revokeObjectURL(url), 10000)
-}
+const saveText = (text, filename) => saveBlob(new Blob([text], { type: 'text/plain;charset=utf-8' }), filename)
 
 function CreateForm ({ status, onCreated, onCancel }) {
   const [quota, setQuota] = useState(String(status.quota_per_unit || 500000))
