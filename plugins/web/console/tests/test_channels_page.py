@@ -53,3 +53,35 @@ def test_add_test_prioritise_and_toggle_a_channel(admin_page: Page, web: Web) ->
     expect(row.get_by_text("Enabled", exact=True)).to_be_visible()
     assert web.ok("GET", f"/api/channel/{channel['id']}")["status"] == 1
     screenshot(page, "channels")
+
+
+def test_test_all_shows_progress_and_a_multi_key_channel_manages_its_keys(admin_page: Page, web: Web) -> None:
+    from faregate.testing.harness import free_port
+
+    def add(name: str, key: str, base_url: str, mode: str = "single") -> None:
+        web.ok("POST", "/api/channel/", json={"mode": mode, "multi_key_mode": "random", "channel": {
+            "name": name, "type": 1, "key": key, "base_url": base_url, "models": MODEL, "group": "default"}})
+
+    add("two-keys", "sk-one\nsk-two", web.upstream.base_url, mode="multi_to_single")
+    add("dead-line", "sk-dead", f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    page = admin_page
+    page.goto("/console/channel")
+    page.get_by_role("button", name="Test all channels").click()
+    panel = page.get_by_role("region", name="Test all channels")
+    panel.get_by_role("button", name="Start").click()
+    status = panel.get_by_role("status")
+    expect(status).to_contain_text("finished", timeout=30_000)
+    expect(status).to_contain_text("1 failed")
+    expect(panel.locator("progress")).to_have_attribute("value", re.compile(r"^[1-9]"))
+    expect(panel.get_by_role("listitem")).to_contain_text("dead-line")
+    screenshot(page, "channels-test-all")
+
+    page.get_by_role("button", name="Keys of two-keys").click()
+    keys = page.get_by_role("dialog", name="Keys of two-keys")
+    expect(keys).to_contain_text("2 enabled")
+    keys.get_by_role("button", name="Disable key 1").click()
+    expect(keys).to_contain_text("1 enabled, 1 disabled")
+
+    page.get_by_role("dialog", name="Keys of two-keys").get_by_role("button", name="Close").click()
+    page.get_by_role("button", name="Update all balances").click()
+    expect(page.get_by_text(re.compile(r"^Balances: \d+ of \d+ updated"))).to_be_visible(timeout=30_000)

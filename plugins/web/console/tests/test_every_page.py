@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from faregate_web.testing import ROOT_PASSWORD, Web, log_in, screenshot
+from faregate_web.testing import ROOT_PASSWORD, Web, screenshot
 
 PAGES = ["/", "/about", "/pricing", "/console", "/console/playground", "/console/token", "/console/log",
          "/console/topup", "/console/personal", "/console/channel", "/console/user", "/console/redemption",
