@@ -11,6 +11,9 @@ import { t } from './strings.js'
 import { checkJson, multiKey, splitList, typeName } from './util.js'
 
 // what `other` holds for the types that read it
+// the key formats new-api's channel types take (each checked by its plugin when saved)
+const KEY_HINT = { 3: 'keyAzure', 33: 'keyAws', 41: 'keyVertex' }
+const REGIONAL = new Set([33, 41]) // no base URL needed: the region's endpoint
 const OTHER = { 3: ['otherAzure', '2025-04-01-preview'], 24: ['otherGemini', 'v1beta'], 33: ['otherRegion', 'us-east-1'],
   39: ['otherCloudflare', ''], 41: ['otherRegion', 'global'] }
 const JSON_FIELDS = ['model_mapping', 'status_code_mapping', 'setting', 'param_override', 'header_override']
@@ -117,14 +120,15 @@ export function ChannelForm ({ channel, types, groups, onSaved, onCancel }) {
         <option value="replace">${t('keyReplace')}</option>
       </select></${Field}>` : null}
     <${Field} wide label=${many || multi ? t('keys') : t('key')}
-      hint=${channel ? t('keyKeep') : many ? t('keysHint') : t('keyHint')}>
+      hint=${channel ? t('keyKeep') : many ? t('keysHint') : t(KEY_HINT[type] || 'keyHint')}>
       <textarea name="key" required=${!channel} rows=${many || multi ? 4 : 2} autocomplete="off" spellcheck="false"
         value=${v.key} onInput=${set('key')}></textarea></${Field}>
     ${v.mode === 'batch' && !channel ? html`<label class="check field wide"><input type="checkbox" name="prefix" checked=${v.prefix}
       onChange=${set('prefix')} /> ${t('batchPrefix')}</label>` : null}
-    <${Field} wide label=${t('baseUrl')} hint=${info?.default_base_url ? t('baseUrlDefault', { url: info.default_base_url }) : t('baseUrlNeeded')}>
+    <${Field} wide label=${t('baseUrl')} hint=${info?.default_base_url ? t('baseUrlDefault', { url: info.default_base_url })
+      : REGIONAL.has(type) ? t('baseUrlRegional') : t('baseUrlNeeded')}>
       <input name="base_url" type="url" maxlength="512" value=${v.base_url} placeholder=${info?.default_base_url || 'https://'}
-        required=${!!info && !info.default_base_url && type !== 33 && type !== 41} onInput=${set('base_url')} /></${Field}>
+        required=${!!info && !info.default_base_url && !REGIONAL.has(type)} onInput=${set('base_url')} /></${Field}>
     <${Field} label=${other ? t(other[0]) : t('other')} hint=${other ? t('otherExample', { example: other[1] || '—' }) : t('otherHint')}>
       <input name="other" value=${v.other} onInput=${set('other')} /></${Field}>
     ${type === 1 ? html`<${Field} label=${t('organization')}>
