@@ -15,6 +15,7 @@ from faregate import jsonutil
 from faregate.billing.groups import AUTO
 from faregate.db import models as m
 from faregate.management.common import fail, gateway, ok, public, require
+from faregate.management.model_meta import matches
 from faregate.management.openapi import Ok, Shape
 
 blueprint = Blueprint("site", __name__)
@@ -49,6 +50,18 @@ class PriceItem(Shape):
     image_ratio: float | None = None
     audio_ratio: float | None = None
     audio_completion_ratio: float | None = None
+    # from the model's metadata (/api/models/), when a row covers it
+    vendor_id: int | None = None
+    description: str | None = None
+    icon: str | None = None
+    tags: str | None = None
+
+
+class PriceVendor(Shape):
+    id: int
+    name: str
+    description: str
+    icon: str
 
 
 class Pricing(Ok[list[PriceItem]]):
@@ -57,6 +70,21 @@ class Pricing(Ok[list[PriceItem]]):
     group_ratio: dict[str, float]
     usable_group: dict[str, str]
     auto_groups: list[str]
+    vendors: list[PriceVendor]
+
+
+async def _metadata(models: list[str]) -> dict[str, m.ModelMeta]:
+    """The enabled metadata row of each model: its exact row, else the longest rule that
+    matches it (prefix, then contains, then suffix)."""
+    rows = await m.ModelMeta.filter(status=1)
+    exact = {r.model_name: r for r in rows if r.name_rule == 0}
+    rules = sorted((r for r in rows if r.name_rule != 0), key=lambda r: (r.name_rule, -len(r.model_name)))
+    found: dict[str, m.ModelMeta] = {}
+    for model in models:
+        row = exact.get(model) or next((r for r in rules if matches(r.name_rule, r.model_name, model)), None)
+        if row is not None:
+            found[model] = row
+    return found
 
 
 @blueprint.get("/api/pricing")
@@ -81,10 +109,19 @@ async def pricing() -> Response:
     extras = (("cache_ratio", options.cache_ratio), ("create_cache_ratio", options.create_cache_ratio),
               ("image_ratio", options.image_ratio), ("audio_ratio", options.audio_ratio),
               ("audio_completion_ratio", options.audio_completion_ratio))
+    meta = await _metadata(list(served))
+    vendor_ids = {row.vendor_id for row in meta.values() if row.vendor_id}
+    vendors = await m.Vendor.filter(id__in=vendor_ids, status=1).order_by("id") if vendor_ids else []
+    vendor_names = {v.id: v.name for v in vendors}
     data = []
     for model, groups in sorted(served.items()):
         price = options.model_price.get(model)
+        row = meta.get(model)
         item: dict[str, Any] = {"model_name": model, "owner_by": "", "enable_groups": groups}
+        if row is not None:
+            item.update(description=row.description, icon=row.icon, tags=row.tags,
+                        vendor_id=row.vendor_id if row.vendor_id in vendor_names else 0,
+                        owner_by=vendor_names.get(row.vendor_id, ""))
         if price is not None:
             item.update(quota_type=1, model_price=price, model_ratio=0.0, completion_ratio=0.0)
         else:
@@ -96,7 +133,8 @@ async def pricing() -> Response:
         data.append(item)
     body = {"success": True, "message": "", "data": data,
             "group_ratio": {g: options.group_ratio_for(user_group, g) for g in usable if g != AUTO},
-            "usable_group": usable, "auto_groups": options.user_auto_groups(user_group)}
+            "usable_group": usable, "auto_groups": options.user_auto_groups(user_group),
+            "vendors": [{"id": v.id, "name": v.name, "description": v.description, "icon": v.icon} for v in vendors]}
     return Response(jsonutil.dumps(body), content_type="application/json")
 
 
