@@ -60,7 +60,8 @@ def test_test_all_shows_progress_and_a_multi_key_channel_manages_its_keys(admin_
 
     def add(name: str, key: str, base_url: str, mode: str = "single") -> None:
         web.ok("POST", "/api/channel/", json={"mode": mode, "multi_key_mode": "random", "channel": {
-            "name": name, "type": 1, "key": key, "base_url": base_url, "models": MODEL, "group": "default"}})
+            "name": name, "type": 1, "key": key, "base_url": base_url, "models": MODEL, "group": "default",
+            "tag": "night"}})
 
     add("two-keys", "sk-one\nsk-two", web.upstream.base_url, mode="multi_to_single")
     add("dead-line", "sk-dead", f"http://127.0.0.1:{free_port()}")  # nothing listens there
@@ -85,3 +86,15 @@ def test_test_all_shows_progress_and_a_multi_key_channel_manages_its_keys(admin_
     page.get_by_role("dialog", name="Keys of two-keys").get_by_role("button", name="Close").click()
     page.get_by_role("button", name="Update all balances").click()
     expect(page.get_by_text(re.compile(r"^Balances: \d+ of \d+ updated"))).to_be_visible(timeout=30_000)
+
+    # a tag's channels edited at once (new-api's tag edit): priority set, the tag renamed
+    page.locator("input[name=tag-ops]").fill("night")
+    page.get_by_role("button", name="Edit the tag").click()
+    edit = page.get_by_role("dialog", name="Channels tagged night")
+    edit.get_by_label("Priority").fill("9")
+    edit.get_by_label("Rename the tag to").fill("day")
+    edit.get_by_role("button", name="Save").click()
+    expect(page.get_by_text("2 channels tagged night changed")).to_be_visible()
+    tagged = web.ok("GET", "/api/channel/search", params={"keyword": "day"})["items"]
+    assert sorted((c["name"], c["priority"], c["tag"]) for c in tagged) == [("dead-line", 9, "day"),
+                                                                            ("two-keys", 9, "day")]

@@ -5,7 +5,7 @@ import { html } from '../../lib/html.js'
 import { api } from '../../lib/api.js'
 import { t as common } from '../../lib/strings.js'
 import { timeText } from '../../lib/format.js'
-import { ActionButton, ErrorText, Field, Table, toast, useAsync } from '../../lib/ui.js'
+import { ActionButton, ErrorText, Field, Modal, Table, formValues, toast, useAsync } from '../../lib/ui.js'
 import { t } from './strings.js'
 import { eachLimited, enabledChannels, splitList, testChannel } from './util.js'
 
@@ -116,6 +116,7 @@ export function BalancesPanel ({ onDone }) {
 
 export function TagTools ({ onDone, onShow }) {
   const [tag, setTag] = useState('')
+  const [editing, setEditing] = useState(false)
   const act = async path => {
     const n = await api(path, { method: 'POST', body: { tag: tag.trim() } })
     toast(t('tagChanged', { count: n, tag: tag.trim() }))
@@ -128,8 +129,46 @@ export function TagTools ({ onDone, onShow }) {
       <button type="button" disabled=${empty} onClick=${() => onShow(tag.trim())}>${t('showTag')}</button>
       <${ActionButton} action=${() => act('/api/channel/tag/enabled')} label=${t('enableTag')}>${t('enableTag')}</${ActionButton}>
       <${ActionButton} action=${() => act('/api/channel/tag/disabled')} label=${t('disableTag')}>${t('disableTag')}</${ActionButton}>
+      <button type="button" disabled=${empty} onClick=${() => setEditing(true)}>${t('editTag')}</button>
     </div>
+    <${Modal} open=${editing} title=${t('editTagTitle', { tag: tag.trim() })} onClose=${() => setEditing(false)}>
+      ${editing ? html`<${TagEditForm} tag=${tag.trim()} onDone=${(renamed) => { setEditing(false); if (renamed !== undefined) setTag(renamed); onDone() }} />` : null}
+    </${Modal}>
   </div>`
+}
+
+/** new-api's tag edit (PUT /api/channel/tag): what is left empty keeps each channel's value. */
+function TagEditForm ({ tag, onDone }) {
+  const [error, setError] = useState(null)
+  const submit = async e => {
+    e.preventDefault()
+    const v = formValues(e.currentTarget)
+    const body = { tag }
+    for (const name of ['new_tag', 'models', 'groups', 'model_mapping']) {
+      if (v[name].trim()) body[name] = v[name].trim()
+    }
+    if (v.priority !== undefined) body.priority = v.priority
+    if (v.weight !== undefined) body.weight = v.weight
+    if (body.model_mapping) {
+      try { JSON.parse(body.model_mapping) } catch { return setError(new Error(t('badJson', { field: t('model_mapping') }))) }
+    }
+    try {
+      const n = await api('/api/channel/tag', { method: 'PUT', body })
+      toast(t('tagChanged', { count: n, tag }))
+      onDone(body.new_tag)
+    } catch (err) { setError(err) }
+  }
+  return html`<form class="form-grid" onSubmit=${submit}>
+    <p class="field wide muted">${t('editTagHint')}</p>
+    <${Field} label=${t('newTag')}><input name="new_tag" maxlength="128" /></${Field}>
+    <${Field} label=${t('priority')}><input name="priority" type="number" step="1" /></${Field}>
+    <${Field} label=${t('weight')}><input name="weight" type="number" min="0" step="1" /></${Field}>
+    <${Field} wide label=${t('models')}><textarea name="models" rows="2"></textarea></${Field}>
+    <${Field} wide label=${t('groups')}><input name="groups" maxlength="1024" /></${Field}>
+    <${Field} wide label=${t('model_mapping')}><textarea name="model_mapping" rows="2" spellcheck="false"></textarea></${Field}>
+    <button type="submit">${common('save')}</button>
+    <${ErrorText} error=${error} />
+  </form>`
 }
 
 const KEY_STATUS = { 1: 'statusEnabled', 2: 'statusManual', 3: 'statusAuto' }
