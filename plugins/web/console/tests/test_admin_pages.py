@@ -6,6 +6,7 @@ serves, the upstream sync from a local catalogue) and /pricing signed out."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -98,6 +99,13 @@ def test_redemption_codes_bulk_created_shown_once_and_listed(admin_page: Page) -
     page.get_by_role("button", name="Delete invalid codes").click()
     expect(page.locator(".toast").filter(has_text="1 codes deleted")).to_be_visible()
     expect(rows).to_have_count(2)
+
+    rows.first.get_by_role("button", name="Edit").click()
+    edit = page.get_by_role("dialog", name=re.compile(r"^Edit code #\d+$"))
+    edit.get_by_label("Quota").fill("500000")
+    edit.get_by_role("button", name="Save").click()
+    expect(edit).to_be_hidden()
+    expect(rows.first).to_contain_text("$1.00")
 
 
 class _Catalogue(BaseHTTPRequestHandler):

@@ -35,6 +35,7 @@ export const strings = {
     expired: 'Expired',
     redeemedBy: 'Redeemed by',
     createTitle: 'New redemption codes',
+    editTitle: 'Edit code #{id}',
     resultTitle: 'The new codes',
     resultNote: '{count} codes created. Copy or save them now; they also stay in the list.',
     copyAll: 'Copy all',
@@ -69,6 +70,7 @@ export const strings = {
     expired: '已过期',
     redeemedBy: '兑换人',
     createTitle: '添加兑换码',
+    editTitle: '编辑兑换码 #{id}',
     resultTitle: '新的兑换码',
     resultNote: '已创建 {count} 个兑换码。请立即复制或保存；它们也会保留在列表中。',
     copyAll: '全部复制',
@@ -89,8 +91,15 @@ const USED = 3
 
 const saveText = (text, filename) => saveBlob(new Blob([text], { type: 'text/plain;charset=utf-8' }), filename)
 
-function CreateForm ({ status, onCreated, onCancel }) {
-  const [quota, setQuota] = useState(String(status.quota_per_unit || 500000))
+const toLocalInput = seconds => {
+  if (!seconds) return ''
+  const d = new Date(seconds * 1000)
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16)
+}
+
+/** A new batch, or (with `row`) an existing code's name, quota and expiry. */
+function CodeForm ({ status, row, onCreated, onSaved, onCancel }) {
+  const [quota, setQuota] = useState(String(row ? row.quota : status.quota_per_unit || 500000))
   const [error, setError] = useState(null)
   const [busy, setBusy] = useState(false)
   const submit = async e => {
@@ -100,10 +109,15 @@ function CreateForm ({ status, onCreated, onCancel }) {
     setBusy(true)
     setError(null)
     try {
-      const keys = await api('/api/redemption/', {
-        method: 'POST', body: { name: v.name, quota: v.quota, count: v.count, expired_time: expires }
-      })
-      onCreated({ name: v.name, keys: keys || [] })
+      if (row) {
+        await api('/api/redemption/', { method: 'PUT', body: { id: row.id, name: v.name, quota: v.quota, expired_time: expires } })
+        onSaved()
+      } else {
+        const keys = await api('/api/redemption/', {
+          method: 'POST', body: { name: v.name, quota: v.quota, count: v.count, expired_time: expires }
+        })
+        onCreated({ name: v.name, keys: keys || [] })
+      }
     } catch (err) {
       setError(err)
       setBusy(false)
@@ -111,16 +125,16 @@ function CreateForm ({ status, onCreated, onCancel }) {
   }
   return html`<form class="form-grid" onSubmit=${submit}>
     <${Field} label=${t('name')} hint=${t('nameHint')} wide>
-      <input name="name" required maxlength="20" autocomplete="off" /></${Field}>
+      <input name="name" required maxlength="20" autocomplete="off" defaultValue=${row?.name || ''} /></${Field}>
     <${Field} label=${t('quota')} hint=${t('quotaHint', { money: quotaText(Number(quota) || 0, status) })}>
       <input name="quota" type="number" required min="1" step="1" value=${quota}
         onInput=${e => setQuota(e.currentTarget.value)} /></${Field}>
-    <${Field} label=${t('count')} hint=${t('countHint')}>
-      <input name="count" type="number" required min="1" max="100" step="1" defaultValue="1" /></${Field}>
+    ${row ? null : html`<${Field} label=${t('count')} hint=${t('countHint')}>
+      <input name="count" type="number" required min="1" max="100" step="1" defaultValue="1" /></${Field}>`}
     <${Field} label=${t('expires')} hint=${t('expiresHint')}>
-      <input name="expires" type="datetime-local" /></${Field}>
+      <input name="expires" type="datetime-local" defaultValue=${toLocalInput(row?.expired_time)} /></${Field}>
     <div class="row">
-      <button type="submit" disabled=${busy}>${common('create')}</button>
+      <button type="submit" disabled=${busy}>${row ? common('save') : common('create')}</button>
       <button type="button" onClick=${onCancel}>${common('cancel')}</button>
     </div>
     <div class="field wide"><${ErrorText} error=${error} /></div>
@@ -146,7 +160,7 @@ export default function Redemptions () {
   const { status } = useSession()
   const [page, setPage] = useState(1)
   const [keyword, setKeyword] = useState('')
-  const [dialog, setDialog] = useState(null) // null, 'create' or the created batch
+  const [dialog, setDialog] = useState(null) // null, 'create', {edit: row} or the created batch
   const list = useAsync(() => api(keyword ? '/api/redemption/search' : '/api/redemption/',
     { params: { keyword, p: page, page_size: PAGE_SIZE } }), [page, keyword])
 
@@ -171,7 +185,7 @@ export default function Redemptions () {
     list.reload()
   }
   const close = () => {
-    if (dialog && dialog !== 'create') list.reload()
+    if (dialog && dialog !== 'create' && !dialog.edit) list.reload()
     setDialog(null)
   }
 
@@ -186,6 +200,8 @@ export default function Redemptions () {
     const label = text => `${text} #${r.id}`
     return html`<div class="row adm-nowrap">
       <${CopyButton} text=${r.key} />
+      ${r.status !== USED ? html`<button type="button" aria-label=${label(common('edit'))}
+          onClick=${() => setDialog({ edit: r })}>${common('edit')}</button>` : null}
       ${r.status === ENABLED ? html`<${ActionButton} action=${setStatus(r, DISABLED, 'doneDisable')}
           label=${label(common('disable'))}>${common('disable')}</${ActionButton}>` : null}
       ${r.status === DISABLED ? html`<${ActionButton} action=${setStatus(r, ENABLED, 'doneEnable')}
@@ -207,6 +223,8 @@ export default function Redemptions () {
   ]
   const data = list.data
   const creating = dialog === 'create'
+  const editing = dialog?.edit
+  const dialogTitle = creating ? t('createTitle') : editing ? t('editTitle', { id: editing.id }) : t('resultTitle')
   return html`<${Page} title=${t('title')} actions=${html`
       <button type="button" class="primary" onClick=${() => setDialog('create')}>${t('add')}</button>
       <${ActionButton} class="danger" action=${deleteInvalid} confirm=${t('confirmInvalid')}>${t('deleteInvalid')}</${ActionButton}>`}>
@@ -219,10 +237,12 @@ export default function Redemptions () {
     ${data ? html`<${Table} caption=${t('title')} columns=${columns} rows=${data.items} />
       <${Pager} page=${data.page} pageSize=${data.page_size} total=${data.total} onPage=${setPage} />`
       : list.loading ? html`<p class="loading">${common('loading')}</p>` : null}
-    <${Modal} open=${dialog !== null} onClose=${close} title=${creating ? t('createTitle') : t('resultTitle')}>
-      ${creating ? html`<${CreateForm} status=${status} onCancel=${close}
+    <${Modal} open=${dialog !== null} onClose=${close} title=${dialogTitle}>
+      ${creating ? html`<${CodeForm} status=${status} onCancel=${close}
           onCreated=${batch => setDialog(batch)} />` : null}
-      ${dialog && !creating ? html`<${Created} batch=${dialog} onDone=${close} />` : null}
+      ${editing ? html`<${CodeForm} status=${status} row=${editing} onCancel=${close}
+          onSaved=${() => { toast(common('saved')); setDialog(null); list.reload() }} />` : null}
+      ${dialog && !creating && !editing ? html`<${Created} batch=${dialog} onDone=${close} />` : null}
     </${Modal}>
   </${Page}>`
 }
