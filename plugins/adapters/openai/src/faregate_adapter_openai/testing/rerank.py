@@ -11,10 +11,10 @@ it (no prompt tokens)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
-import jsonschema
 import orjson
 
 __all__ = ["EMBEDDINGS_REQUEST", "RERANK_REQUEST", "document_text", "rerank_body", "request_problem", "score"]
@@ -54,13 +54,25 @@ EMBEDDINGS_REQUEST: dict[str, Any] = {
     },
     "additionalProperties": False,
 }
-_VALIDATORS = {id(schema): jsonschema.Draft202012Validator(schema) for schema in (RERANK_REQUEST, EMBEDDINGS_REQUEST)}
+_SCHEMAS = {"rerank": RERANK_REQUEST, "embeddings": EMBEDDINGS_REQUEST}
 _WORD = re.compile(r"[a-z0-9]+")
+
+
+@functools.cache
+def _validator(name: str) -> Any:
+    # jsonschema comes with the testing extra: imported when a request is checked, so the fake
+    # itself (``faregate dev fake-provider``, validation off) runs on a plain install
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(_SCHEMAS[name])
 
 
 def request_problem(schema: dict[str, Any], body: Any) -> str | None:
     """Why ``body`` breaks ``schema`` (``<json path>: <reason>``), None when it does not."""
-    error = jsonschema.exceptions.best_match(_VALIDATORS[id(schema)].iter_errors(body))
+    import jsonschema
+
+    name = next(key for key, value in _SCHEMAS.items() if value is schema)
+    error = jsonschema.exceptions.best_match(_validator(name).iter_errors(body))
     return None if error is None else f"{error.json_path}: {error.message}"
 
 
