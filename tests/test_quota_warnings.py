@@ -18,7 +18,9 @@ import httpx
 import pytest_asyncio
 
 from faregate import jsonutil
+from faregate.billing.quota_warnings import format_quota, warning
 from faregate.db import models as m
+from faregate.state.options import Options
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate_adapter_openai.testing import FakeOpenAI
 from faregate_auth_email.testing import LocalSMTP
@@ -249,3 +251,28 @@ async def test_a_completed_top_up_re_arms_the_warning(gateway: GatewayServer, ad
         await asyncio.sleep(0.05)
     assert not await m.QuotaWarning.filter(user_id=root.id).exists()
     assert (await m.User.get(id=root.id)).quota == 10 + 5 * 500_000
+
+
+def test_the_warning_shows_quota_as_the_site_does() -> None:
+    """Every display type of ``format_quota`` (new-api's FormatQuota), from independent
+    arithmetic: 1,234,567 quota at 500,000 a dollar is $2.469134."""
+    quota = 1_234_567
+    dollars = quota / 500_000
+
+    def shown(**raw: str) -> str:
+        return format_quota(quota, Options(raw))
+
+    assert shown() == f"${dollars:.6f}" == "$2.469134"
+    assert shown(**{"general_setting.quota_display_type": "CNY", "USDExchangeRate": "7"}) == "\u00a517.283938"
+    # TOKENS: the raw quota, no money at all
+    assert shown(**{"general_setting.quota_display_type": "TOKENS", "QuotaPerUnit": "1000"}) == "1234567 quota"
+    # CUSTOM: the custom symbol and rate (not the CNY one)
+    custom = {"general_setting.quota_display_type": "CUSTOM", "USDExchangeRate": "7",
+              "general_setting.custom_currency_exchange_rate": "150",
+              "general_setting.custom_currency_symbol": "JP\u00a5"}
+    assert shown(**custom) == "JP\u00a5370.370100"
+    # an empty symbol falls back to the generic currency sign
+    assert shown(**{**custom, "general_setting.custom_currency_symbol": ""}) == "\u00a4370.370100"
+    # the quota per unit scales the money, whatever the currency
+    assert shown(**{**custom, "QuotaPerUnit": "1000000"}) == "JP\u00a5185.185050"
+    assert warning(quota, Options({"general_setting.quota_display_type": "TOKENS"})).values[1] == "1234567 quota"
