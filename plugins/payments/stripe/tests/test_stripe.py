@@ -4,6 +4,8 @@ cross-provider and mismatched events credit nothing."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from faregate.api import Quote, create_top_up
+from faregate.api import Quote, WebhookRejected, create_top_up
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate.testing.payments import (
     declare_oversized,
@@ -169,6 +171,12 @@ async def test_forged_stale_and_tampered_events_are_refused(server: GatewayServe
     roll = f"t={t},v1={signature.compute('whsec_old', t, body)},v1={signature.compute(stripe.webhook_secret, t, body)}"
     assert (await sender.send(event, headers={"Stripe-Signature": roll})).status_code == 200
     assert await quota_of(root, buyer.user_id) == before + 5 * UNIT
+    # just inside the 300 s tolerance (a retry Stripe sent 290 s ago): accepted and credited
+    await pay(buyer, 4)
+    late = await sender.send(stripe.event("checkout.session.completed", stripe.sessions[-1]),
+                             timestamp=int(time.time()) - 290)
+    assert late.status_code == 200, late.text
+    assert await quota_of(root, buyer.user_id) == before + 9 * UNIT
 
 
 async def test_cross_provider_and_mismatched_orders_are_refused(server: GatewayServer, root: AdminClient,
@@ -248,3 +256,60 @@ async def test_both_webhook_paths_complete_orders(path: str, server: GatewayServ
                                                                         stripe.sessions[-1]))
     assert resp.status_code == 200
     assert await quota_of(root, buyer.user_id) == before + UNIT
+
+
+# ---- the signature alone -------------------------------------------------------------------------
+SECRET = "whsec_unit"
+BODY = b'{"id": "evt_1", "type": "checkout.session.completed"}'
+NOW = 1_700_000_000
+
+
+def _verify(header: str, *, body: bytes = BODY, now: float = NOW) -> None:
+    signature.verify(body, header, SECRET, now)
+
+
+def _v1(timestamp: int = NOW, secret: str = SECRET, body: bytes = BODY) -> str:
+    # Stripe's scheme, computed here independently of signature.compute
+    return hmac.new(secret.encode(), str(timestamp).encode() + b"." + body, hashlib.sha256).hexdigest()
+
+
+def test_signature_accepts_any_matching_v1_within_the_tolerance() -> None:
+    _verify(f"t={NOW},v1={_v1()}")
+    assert signature.header(SECRET, NOW, BODY) == f"t={NOW},v1={_v1()}"
+    # several v1 (a secret being rolled), the right one anywhere among them; other schemes ignored
+    _verify(f"t={NOW},v1={_v1(secret='whsec_old')},v0=deadbeef,v1={_v1()}")
+    _verify(f"v1={_v1()}, t={NOW}")  # order and spaces do not matter
+    _verify(f"t={NOW},v1={_v1()}", now=NOW + 300)  # the tolerance's edges are inside
+    _verify(f"t={NOW},v1={_v1()}", now=NOW - 300)
+
+
+@pytest.mark.parametrize(("header", "why"), [
+    ("", "missing"),
+    ("x" * 2049, "oversized"),
+    (f"t={NOW},v0={_v1()}", "malformed"),  # the right digest under another scheme
+    (f"t={NOW},v2={_v1()}", "malformed"),
+    (f"v1={_v1()}", "malformed"),  # no timestamp
+    (f"t=,v1={_v1()}", "malformed"),
+    (f"t=-{NOW},v1={_v1()}", "malformed"),
+    (f"t={NOW}.5,v1={_v1()}", "malformed"),
+    (f"t=\u0661\u0662,v1={_v1()}", "malformed"),  # non-ASCII digits
+    (f"t={NOW},v1=", "malformed"),
+    (f"t={NOW}", "malformed"),
+    (f"t{NOW};v1{_v1()}", "malformed"),
+    (f"t={NOW},v1={_v1(secret='whsec_other')}", "bad signature"),
+    (f"t={NOW + 1},v1={_v1()}", "bad signature"),  # the timestamp is signed too
+    (f"t={NOW},v1={_v1().upper()}", "bad signature"),
+    (f"t={NOW},v1={_v1(body=BODY + b' ')}", "bad signature"),
+])
+def test_signature_refuses_malformed_and_wrong_headers(header: str, why: str) -> None:
+    with pytest.raises(WebhookRejected, match=why) as refused:
+        _verify(header)
+    assert refused.value.status == 400
+
+
+def test_signature_refuses_stale_future_and_unsecreted() -> None:
+    for now in (NOW + 301, NOW - 301):
+        with pytest.raises(WebhookRejected, match="stale"):
+            _verify(f"t={NOW},v1={_v1()}", now=now)
+    with pytest.raises(WebhookRejected, match="no webhook secret"):
+        signature.verify(BODY, f"t={NOW},v1={_v1(secret='')}", "", NOW)
