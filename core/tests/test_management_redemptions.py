@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from faregate.billing.pricing import MAX_QUOTA
 from faregate.db import models as m
+from faregate.management.redemptions import RedeemRefused, redeem_code
 from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayServer
 
 
@@ -57,6 +59,29 @@ async def test_one_code_fifty_redeemers_credited_once(gateway: GatewayServer, ad
     assert again["success"] is False  # a used code stays used
     for client in clients:
         await client.close()
+
+
+async def test_a_full_wallet_or_a_deleted_user_leaves_the_code_unused(gateway: GatewayServer,
+                                                                       admin: AdminClient) -> None:
+    """The wallet ceiling a top-up keeps (``MAX_QUOTA``) holds for a code too, and a user
+    deleted while still signed in does not burn a code for nothing: refused, the code stays
+    enabled and unredeemed, nothing credited or logged."""
+    (key,) = await admin.ok("POST", "/api/redemption/", json={"name": "ceiling", "quota": 10})
+    root = await m.User.get(username="root")
+    await m.User.filter(id=root.id).update(quota=MAX_QUOTA - 9)
+    full = await admin.call("POST", "/api/user/topup", json={"key": key})
+    assert full["success"] is False and "cannot hold" in full["message"]
+    with pytest.raises(RedeemRefused, match="no longer exists"):
+        await redeem_code(987_654, "ghost", key)
+    row = await m.Redemption.get(key=key)
+    assert (row.status, row.used_user_id, row.redeemed_time) == (m.REDEMPTION_ENABLED, 0, 0)
+    assert (await m.User.get(id=root.id)).quota == MAX_QUOTA - 9
+    assert not await m.Log.filter(type=m.LOG_TOPUP).exists()
+    # exactly at the ceiling is still allowed, and the code is then used
+    await m.User.filter(id=root.id).update(quota=MAX_QUOTA - 10)
+    assert await admin.ok("POST", "/api/user/topup", json={"key": key}) == 10
+    assert (await m.User.get(id=root.id)).quota == MAX_QUOTA
+    assert (await m.Redemption.get(key=key)).status == m.REDEMPTION_USED
 
 
 @pytest.fixture(params=["sqlite", "mariadb", "postgres"])

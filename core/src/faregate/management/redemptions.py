@@ -199,14 +199,16 @@ class Redeem(Body):
 
 
 class RedeemRefused(Exception):
-    """The code does not exist, or was used, disabled or has expired; the message says which."""
+    """The code does not exist, or was used, disabled or has expired, or the user cannot take
+    its quota (gone, or the wallet would pass its ceiling); the message says which."""
 
 
 async def redeem_code(user_id: int, username: str, key: str) -> int:
     """Credit the quota of code ``key`` to the user, once: the quota credited. One conditional
     UPDATE (enabled, unexpired, this key → used by this user) in one transaction with the
-    credit and the top-up log row, so of every racing call exactly one credits. Raises
-    :class:`RedeemRefused`."""
+    credit (under the wallet ceiling, as a top-up's) and the top-up log row, so of every racing
+    call exactly one credits. A user who is gone or whose wallet is full is refused and the
+    whole transaction rolls back: the code stays unused. Raises :class:`RedeemRefused`."""
     now = int(time.time())
     async with in_transaction() as conn:
         row = await m.Redemption.filter(key=key).using_db(conn).first()
@@ -217,7 +219,13 @@ async def redeem_code(user_id: int, username: str, key: str) -> int:
         ).using_db(conn).update(status=m.REDEMPTION_USED, used_user_id=user_id, redeemed_time=now)
         if not won:
             raise RedeemRefused("this redemption code has been used, disabled or has expired")
-        await m.User.filter(id=user_id).using_db(conn).update(quota=F("quota") + row.quota)
+        # raising inside the transaction rolls the code back to unused
+        credited = await m.User.filter(id=user_id, quota__lte=MAX_QUOTA - row.quota).using_db(conn) \
+            .update(quota=F("quota") + row.quota)
+        if credited != 1:
+            if await m.User.filter(id=user_id).using_db(conn).exists():
+                raise RedeemRefused("the wallet cannot hold more quota")
+            raise RedeemRefused("the user no longer exists")
         await m.Log.create(user_id=user_id, username=username, type=m.LOG_TOPUP, quota=row.quota,
                            created_at=now, content=f"redeemed code {row.id} ({row.name}) for {row.quota} quota",
                            using_db=conn)
