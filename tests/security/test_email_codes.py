@@ -1,17 +1,22 @@
 """Email codes and reset links (issue 16): a six-digit code cannot be walked through (it dies
 after five wrong guesses and every guess is throttled per address), works once and only for
 the address it was sent to, and is stored as a keyed hash; a reset link works once and only
-with its address; asking for a reset link tells nobody whether the address has an account."""
+with its address; neither asking for a code nor for a reset link tells whether the address has
+an account (not by the answer, not by the throttle, not by the time the answer takes); sends
+are limited per client IP apart from failed logins."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
+import pytest_asyncio
 
 from faregate.db import models as m
-from faregate.testing.harness import AdminClient, GatewayServer
+from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayServer
 from faregate_auth_email.testing import LocalSMTP
 
 PASSWORD = "a-long-password-1"
@@ -103,3 +108,72 @@ async def test_reset_links_are_single_use_and_tell_nothing(gateway: GatewayServe
             "success"] is True
         assert (await http.post("/api/user/reset", json={"email": "root@example.com", "token": token})).json()[
             "success"] is False
+
+
+async def test_code_requests_are_limited_before_anything_is_told(gateway: GatewayServer, admin: AdminClient,
+                                                                smtp: LocalSMTP) -> None:
+    """new-api's EmailVerificationRateLimit (2 per 30 s per client IP) comes first: a third
+    request is refused whatever its address, so addresses cannot be tried at full speed; and a
+    taken address answers as a free one does (its owner gets a note instead of a code)."""
+    await smtp.configure(admin)
+    await admin.ok("PUT", "/api/user/", json={"id": admin.user_id, "email": "root@example.com"})
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        taken = await http.get("/api/verification", params={"email": "root@example.com"})
+        free = await http.get("/api/verification", params={"email": "free@example.com"})
+        assert taken.json() == free.json() and taken.json()["success"] is True
+        for email in ("root@example.com", "other@example.com", "not an address"):
+            third = await http.get("/api/verification", params={"email": email})
+            assert third.status_code == 429 and int(third.headers["Retry-After"]) >= 1, email
+    note = smtp.html(await smtp.wait_for("root@example.com"))
+    assert "already has an account" in note and "<strong>" not in note  # no code for a taken address
+    await smtp.code_for("free@example.com")
+
+
+async def test_sending_mail_never_blocks_logging_in(make_gateway: object, smtp: LocalSMTP) -> None:
+    """Sends have their own counter: a client that asked for many codes still logs in (they
+    used to count as failed logins of its IP, never given back)."""
+    gw: GatewayServer = await make_gateway(settings={"login_max_failures_per_ip": 2,  # type: ignore[operator]
+                                                     "email_sends_per_ip": 50})
+    admin = AdminClient(gw.base_url)
+    await admin.setup_root()
+    await smtp.configure(admin)
+    async with httpx.AsyncClient(base_url=gw.base_url) as http:
+        for n in range(5):
+            assert (await http.get("/api/verification", params={"email": f"u{n}@example.com"})).json()["success"]
+            assert (await http.get("/api/reset_password", params={"email": f"u{n}@example.com"})).json()["success"]
+        login = await http.post("/api/user/login", json={"username": "root", "password": ROOT_PASSWORD})
+        assert login.status_code == 200 and login.json()["success"] is True
+    await admin.close()
+
+
+@pytest_asyncio.fixture
+async def stalling_smtp() -> AsyncIterator[int]:
+    """A port whose server accepts and never says a word (a slow or hung SMTP server)."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    yield server.sockets[0].getsockname()[1]
+    for writer in held:  # the gateway's waiting send fails at once, before the gateway stops
+        writer.close()
+    server.close()
+    await server.wait_closed()
+
+
+async def test_a_reset_request_does_not_wait_for_the_mail(gateway: GatewayServer, admin: AdminClient,
+                                                          stalling_smtp: int) -> None:
+    """The reset link is looked up and sent after the answer: an address with an account
+    answers as fast as one without (a send inline would take the SMTP server's time, and
+    only for a real account)."""
+    await admin.set_option("SMTPServer", "127.0.0.1")
+    await admin.set_option("SMTPPort", str(stalling_smtp))
+    await admin.ok("PUT", "/api/user/", json={"id": admin.user_id, "email": "root@example.com"})
+    async with httpx.AsyncClient(base_url=gateway.base_url, timeout=5) as http:
+        answers = []
+        for email in ("root@example.com", "nobody@example.com"):
+            started = time.monotonic()
+            answers.append((await http.get("/api/reset_password", params={"email": email})).json())
+            assert time.monotonic() - started < 1.0, email
+        assert answers[0] == answers[1] and answers[0]["success"] is True

@@ -12,6 +12,7 @@ import hmac
 import secrets
 import time
 
+from tortoise.exceptions import IntegrityError
 from tortoise.expressions import F
 
 from faregate.db import models as m
@@ -58,6 +59,23 @@ class Flows:
         if row is None or not await m.AuthFlow.filter(id=row.id).delete():
             return None
         return row
+
+    async def claim(self, purpose: str, secret: str, *, ttl: int) -> bool:
+        """Mark ``secret`` used, in one step: True for its first claim within ``ttl``
+        seconds, False for every later one. The unique hash decides, so of two racing
+        requests exactly one wins (a take-then-issue pair would let a third slip between)."""
+        stamp = now()
+        secret_hash = self._hash(purpose, "", secret)
+        await m.AuthFlow.filter(secret_hash=secret_hash, expires_at__lte=stamp).delete()  # a claim that lapsed
+        try:
+            await m.AuthFlow.create(purpose=purpose, secret_hash=secret_hash, expires_at=stamp + ttl, created_at=stamp)
+        except IntegrityError:
+            return False
+        return True
+
+    async def live(self, purpose: str) -> int:
+        """How many secrets of ``purpose`` are live."""
+        return await m.AuthFlow.filter(purpose=purpose, expires_at__gt=now()).count()
 
     async def take_code(self, purpose: str, subject: str, code: str,
                         max_attempts: int = MAX_CODE_ATTEMPTS) -> m.AuthFlow | None:

@@ -210,6 +210,16 @@ class Accounts:
         row = await self.flows.take(purpose, secret, subject=subject)
         return OneTimeSecret(row.user_id, row.subject, row.payload) if row is not None else None
 
+    async def claim_once(self, purpose: str, secret: str, *, ttl: int) -> bool:
+        """Mark a bearer proof used (signed widget data, say), atomically: True the first
+        time within ``ttl`` seconds, False for a replay, also one racing the first use."""
+        return await self.flows.claim(purpose, secret, ttl=ttl)
+
+    async def live_secrets(self, purpose: str) -> int:
+        """How many secrets of ``purpose`` are live: to bound what anonymous requests may
+        leave in the table (refuse a new one past a cap)."""
+        return await self.flows.live(purpose)
+
     async def take_code(self, purpose: str, subject: str, code: str) -> OneTimeSecret | None:
         """Like :meth:`take_secret` for a short code sent to ``subject``: each wrong code
         counts, and a code dies after five."""
@@ -226,6 +236,23 @@ class Accounts:
         if wait is None:
             return None
         response = fail(f"too many failed attempts; try again in {int(wait)} seconds", status=429)
+        response.headers["Retry-After"] = str(int(wait))
+        return response
+
+    async def rate_limited(self, name: str, *, limit: int, window: float, key: str = "") -> Response | None:
+        """Count one request of this client (by its IP, or by ``key``, an address say) in
+        the rate limit ``name``: at most ``limit`` per ``window`` seconds, shared by every
+        worker and node when Redis is configured. A 429 answer when over, else None.
+        Counted apart from failed logins and never given back: for requests that cost
+        something (a mail sent, a row written), not for guesses (:meth:`throttled`)."""
+        from faregate.management.common import fail
+        from faregate.management.users import login_throttle
+
+        who = f"key:{key}" if key else f"ip:{request.remote_addr or ''}"
+        wait = await login_throttle().limit(name, who, limit, window)
+        if wait is None:
+            return None
+        response = fail(f"too many requests; try again in {int(wait)} seconds", status=429)
         response.headers["Retry-After"] = str(int(wait))
         return response
 

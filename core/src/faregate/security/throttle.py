@@ -1,4 +1,6 @@
-"""Login throttling: fixed-window counters per client IP and per account.
+"""Login throttling: fixed-window counters per client IP and per account; and rate limits
+(:meth:`LoginThrottle.limit`) for requests that are not guesses but cost something (a mail
+sent, a row written), counted apart from failed logins.
 
 An attempt is counted *before* its password is checked (an atomic increment), so
 concurrent guesses cannot overshoot the limit, and a locked account refuses the right
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("faregate.security")
 
 KEY_PREFIX = "faregate:login:"
+#: rate limits' counters: a separate space, so an email sent never counts as a failed login
+RATE_PREFIX = "faregate:rate:"
 
 
 class Counters(Protocol):
@@ -179,6 +183,15 @@ class LoginThrottle:
             if count > limit:
                 return max(1.0, float(math.ceil(left)))
         return None
+
+    async def limit(self, name: str, key: str, limit: int, window: float) -> float | None:
+        """Count one request of ``key`` (a client IP, an address) under the rate limit
+        ``name``: None while at most ``limit`` in ``window`` seconds, else the seconds
+        until the window ends (answer 429). Never given back."""
+        if limit <= 0 or window <= 0:
+            return None
+        count, left = await self.counters.hit(f"{RATE_PREFIX}{name}:{key}", window)
+        return max(1.0, float(math.ceil(left))) if count > limit else None
 
     async def succeeded(self, ip: str, account: str) -> None:
         """The password was right: the attempt was not a guess."""

@@ -2,12 +2,18 @@
 itself, and binding an address to the logged-in user.
 
 Every code and token is a one-time secret of the core (``services.accounts``): stored as a
-keyed hash, used once, dead after its time and after five wrong guesses; every guess and
-every send goes through the login throttle, per address and per client. The reset link
-request answers the same whether or not the address has an account."""
+keyed hash, used once, dead after its time and after five wrong guesses; every guess goes
+through the login throttle, per address and per client. Sends have their own rate limits
+(new-api's EmailVerificationRateLimit per client IP, checked before anything else, and one per
+address), so asking for mail never locks a client out of logging in.
+
+Neither request tells whether an address has an account: a code request for a taken address
+sends the owner a note instead of a code and answers the same; a reset request answers at
+once and looks the address up, and mails, after the answer."""
 
 from __future__ import annotations
 
+import logging
 import secrets
 import string
 from typing import Annotated
@@ -33,9 +39,13 @@ from faregate.api import (
     require,
 )
 from faregate_auth_email.mailer import Mailer, MailError
-from faregate_auth_email.texts import CODE_MINUTES, RESET_MINUTES, code_mail, reset_mail
+from faregate_auth_email.texts import CODE_MINUTES, RESET_MINUTES, code_mail, reset_mail, taken_mail
+
+log = logging.getLogger("faregate_auth_email")
 
 PASSWORD_RESET = "password_reset"
+#: the window of the per-address send limit (``email_sends_per_address``)
+ADDRESS_WINDOW = 900
 EMAIL_MAX = 128
 _NEW_PASSWORD = string.ascii_letters + string.digits
 
@@ -66,53 +76,73 @@ def make_blueprint(services: Services) -> Blueprint:
     accounts = services.accounts
     mailer = Mailer(services)
 
+    async def send_refused(email: str) -> Response | None:
+        """The send limits: per client IP (before anything is looked at, as new-api's
+        middleware), then per address (a mailbox cannot be flooded from many clients)."""
+        settings = services.settings
+        refused = await accounts.rate_limited("email_send", limit=int(settings.get("email_sends_per_ip", 2)),
+                                              window=float(settings.get("email_send_window_seconds", 30)))
+        if refused is None:
+            refused = await accounts.rate_limited("email_send_to", key=email, window=ADDRESS_WINDOW,
+                                                  limit=int(settings.get("email_sends_per_address", 5)))
+        return refused
+
     @blueprint.get("/api/verification")
     @public
     @guarded
     @document_response(Done)
     async def send_code() -> Response:
         """``?email=``: a six-digit code for signing up (or binding the address), valid ten
-        minutes; refused for an address in use or outside the domain rules."""
+        minutes; refused for an address outside the domain rules. An address in use gets
+        a note instead of a code, under the same answer."""
         email = _query_email()
+        refused = await send_refused(email)
+        if refused is not None:
+            return refused
         problem = accounts.email_problem(email)
         if problem is not None:
             return fail(problem)
         if await accounts.email_taken(email):
-            return fail("the email address is already in use")
-        refused = await accounts.throttled(f"#send:{email}")  # sends are counted, never given back
-        if refused is not None:
-            return refused
-        code = f"{secrets.randbelow(10**6):06d}"
-        await accounts.issue_secret(EMAIL_VERIFICATION, ttl=CODE_MINUTES * 60, secret=code, subject=email)
-        subject, html = code_mail(services.options.system_name, code)
+            subject, html = taken_mail(services.options.system_name)
+        else:
+            code = f"{secrets.randbelow(10**6):06d}"
+            await accounts.issue_secret(EMAIL_VERIFICATION, ttl=CODE_MINUTES * 60, secret=code, subject=email)
+            subject, html = code_mail(services.options.system_name, code)
         try:
             await mailer.send(email, subject, html)
         except MailError as exc:
             return fail(str(exc))
-        return ok(message="the code is on its way")
+        return ok(message="check your mailbox: the code is on its way")
+
+    async def mail_reset_link(email: str) -> None:
+        try:
+            account = await accounts.by_email(email)
+            if account is None or not mailer.configured:
+                return
+            token = await accounts.issue_secret(PASSWORD_RESET, ttl=RESET_MINUTES * 60, subject=email,
+                                                user_id=account.id)
+            base = str(services.options.value("ServerAddress")).rstrip("/")
+            link = f"{base}/user/reset?email={quote(email)}&token={quote(token)}"
+            subject, html = reset_mail(services.options.system_name, link)
+            await mailer.send(email, subject, html)
+        except MailError:
+            pass  # logged by the mailer
+        except Exception:  # nobody awaits this task: say what failed here
+            log.exception("sending a password reset link failed")
 
     @blueprint.get("/api/reset_password")
     @public
     @guarded
     @document_response(Done)
     async def send_reset_link() -> Response:
-        """``?email=``: a one-time reset link to the address, if an account has it (the
-        answer is the same either way, so it tells nobody which addresses are users)."""
+        """``?email=``: a one-time reset link to the address, if an account has it. The
+        address is looked up and the mail sent after the answer, so neither the answer nor
+        its timing tells which addresses are users."""
         email = _query_email()
-        refused = await accounts.throttled(f"#send:{email}")
+        refused = await send_refused(email)
         if refused is not None:
             return refused
-        account = await accounts.by_email(email)
-        if account is not None and mailer.configured:
-            token = await accounts.issue_secret(PASSWORD_RESET, ttl=RESET_MINUTES * 60, subject=email,
-                                                user_id=account.id)
-            base = str(services.options.value("ServerAddress")).rstrip("/")
-            link = f"{base}/user/reset?email={quote(email)}&token={quote(token)}"
-            subject, html = reset_mail(services.options.system_name, link)
-            try:
-                await mailer.send(email, subject, html)
-            except MailError:
-                pass  # logged by the mailer; the answer must not differ
+        services.spawn(mail_reset_link(email))
         return ok(message="if an account has this address, a reset link is on its way")
 
     @blueprint.post("/api/user/reset")

@@ -54,12 +54,12 @@ class LocalSMTP:
         assert part is not None
         return str(part.get_content())
 
-    async def wait_for(self, to: str, timeout: float = 5.0) -> EmailMessage:
-        """The newest message to ``to`` (waiting for it to arrive)."""
+    async def wait_for(self, to: str, timeout: float = 5.0, *, count: int = 1) -> EmailMessage:
+        """The newest message to ``to``, once ``count`` of them have arrived (waiting)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             found = [message for message in self.messages if to.lower() in str(message["To"]).lower()]
-            if found:
+            if len(found) >= count:
                 newest: EmailMessage = found[-1]
                 return newest
             await asyncio.sleep(0.02)

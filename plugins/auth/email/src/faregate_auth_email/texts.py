@@ -22,3 +22,12 @@ def reset_mail(site: str, link: str) -> tuple[str, str]:
             f'<p><a href="{safe}">Reset the password</a> (or open {safe}).</p>'
             f"<p>The link is valid for {RESET_MINUTES} minutes and works once. "
             "If you did not ask for it, ignore this email: your password stays as it is.</p>")
+
+
+def taken_mail(site: str) -> tuple[str, str]:
+    """Sent instead of a code to an address that already has an account: the request's
+    answer is the same either way, and the owner learns what happened."""
+    return (f"{site}: this address already has an account",
+            f"<p>Someone asked for a {escape(site)} sign-up code for this address, but it already has an "
+            "account. Log in with it, or reset its password if you forgot it.</p>"
+            "<p>If you did not ask, ignore this email: nothing was changed.</p>")
