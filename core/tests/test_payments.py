@@ -20,7 +20,7 @@ from faregate.payments.money import (
     quote_top_up,
     to_minor_units,
 )
-from faregate.payments.orders import Completion, complete_top_up, create_top_up, expire_top_up
+from faregate.payments.orders import Completion, complete_top_up, create_top_up, expire_top_up, fail_top_up
 from faregate.state.options import Options
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate.testing.payments import user_session
@@ -124,7 +124,7 @@ async def test_expired_failed_and_refused_orders_stay_uncredited(gateway: Gatewa
     assert await expire_top_up("ref_full", "stripe")
     late = await complete_top_up("ref_full", provider="stripe", money=Decimal("10"), currency="USD")
     assert (late.status, late.reason) == (Completion.REJECTED, "not pending")
-    assert (await complete_top_up("ref_full", provider=None)).reason == "not pending"
+    assert (await m.TopUp.get(trade_no="ref_full")).status == "expired"
     # an order whose user is gone
     await create_top_up(99_999, "stripe", _quote(), "ref_ghost")
     assert (await complete_top_up("ref_ghost", provider=None)).reason == "no user"
@@ -156,6 +156,33 @@ async def test_racing_completions_credit_once(gateway: GatewayServer) -> None:
     assert await m.Log.filter(user_id=user.id).count() == 1
 
 
+async def test_an_admin_rescues_an_expired_or_failed_order_once(gateway: GatewayServer) -> None:
+    """The money arrived after the checkout expired (or after it was marked failed): a gateway's
+    late event is refused, an admin completes the order by hand, once; the gateway's retries and
+    a second admin then credit nothing, racing or not."""
+    user = await _user()
+    for trade_no in ("ref_late", "ref_failed", "ref_raced"):
+        await create_top_up(user.id, "stripe", _quote(), trade_no)
+    assert await expire_top_up("ref_late", "stripe") and await expire_top_up("ref_raced", "stripe")
+    assert await fail_top_up("ref_failed", "stripe")
+    paid = {"provider": "stripe", "money": Decimal("10"), "currency": "USD"}
+    assert (await complete_top_up("ref_late", **paid)).reason == "not pending"
+    rescued = await complete_top_up("ref_late", provider=None)
+    assert (rescued.status, rescued.quota, rescued.was) == (Completion.CREDITED, 10 * UNIT, "expired")
+    assert (await complete_top_up("ref_late", **paid)).status is Completion.ALREADY_DONE
+    assert (await complete_top_up("ref_late", provider=None)).status is Completion.ALREADY_DONE
+    assert (await complete_top_up("ref_failed", provider=None)).was == "failed"
+    outcomes = await asyncio.gather(*([complete_top_up("ref_raced", provider=None) for _ in range(5)]
+                                      + [complete_top_up("ref_raced", **paid) for _ in range(5)]))
+    assert [o.status for o in outcomes].count(Completion.CREDITED) == 1
+    assert (await m.User.get(id=user.id)).quota == 30 * UNIT
+    rows = {row.trade_no: row for row in await m.TopUp.filter(user_id=user.id)}
+    assert {(row.status, row.complete_time > 0) for row in rows.values()} == {("success", True)}
+    logs = await m.Log.filter(user_id=user.id).order_by("id")
+    assert len(logs) == 3 and all(log.quota == 10 * UNIT for log in logs)
+    assert "rescued from expired" in logs[0].content and '"rescued_from":"failed"' in logs[1].other.replace(" ", "")
+
+
 # ---- routes ----------------------------------------------------------------------------------
 async def test_admin_completion_and_lists(gateway: GatewayServer, admin: AdminClient) -> None:
     ann = await user_session(gateway, admin, "ann")
@@ -175,12 +202,17 @@ async def test_admin_completion_and_lists(gateway: GatewayServer, admin: AdminCl
     assert await admin.ok("POST", "/api/user/topup/complete", json={"trade_no": "USR2NOaaaaaa1"}) is None
     assert await admin.ok("POST", "/api/user/topup/complete", json={"trade_no": "USR2NOaaaaaa1"}) is None
     assert (await admin.ok("GET", f"/api/user/{ann.user_id}"))["quota"] == 10 * UNIT
+    # bob's checkout expired, then his money arrived: the admin rescues it through the route
+    assert await expire_top_up("ref_bob_1", "stripe")
+    assert await admin.ok("POST", "/api/user/topup/complete", json={"trade_no": "ref_bob_1"}) is None
+    assert (await admin.ok("GET", f"/api/user/{bob.user_id}"))["quota"] == 10 * UNIT
     missing = await admin.call("POST", "/api/user/topup/complete", json={"trade_no": "nope"})
     assert missing == {"success": False, "message": "the order does not exist"}
     assert (await admin.http.post("/api/user/topup/complete", json={},
                                   headers={"New-Api-User": str(admin.user_id)})).status_code == 400
     logs = await admin.ok("GET", "/api/log/", params={"type": 1})
-    assert [row["content"].startswith("top-up by an admin") for row in logs["items"]] == [True]
+    assert [row["content"].startswith("top-up by an admin") for row in logs["items"]] == [True, True]
+    assert "rescued from expired" in logs["items"][0]["content"]
     await ann.close()
     await bob.close()
 

@@ -1,7 +1,8 @@
 """Top-up orders (new-api's ``top_ups``): a pending order bound to its user, provider, payment
 method, amount, money and currency, and completing it **exactly once**.
 
-Completing is one conditional UPDATE (this order, still ``pending`` → ``success``) in one
+Completing is one conditional UPDATE (this order, still ``pending`` → ``success``; an admin may
+also rescue an ``expired`` or ``failed`` one whose money arrived late) in one
 transaction with the quota increment (under the wallet ceiling) and the top-up log row: however
 many workers, nodes or replayed callbacks race for an order, exactly one statement changes the
 row, and only that one credits. An event of one provider never completes another's order, and
@@ -34,6 +35,11 @@ RejectReason = Literal["unknown order", "wrong provider", "money missing", "amou
                        "not pending", "wallet full", "no user"]
 
 
+#: what an admin may complete by hand: a pending order, or one whose checkout expired or failed
+#: while the money still arrived (a late payment rescued); a gateway's event completes only pending
+ADMIN_COMPLETABLE = (m.TOPUP_PENDING, m.TOPUP_EXPIRED, m.TOPUP_FAILED)
+
+
 class Completion(StrEnum):
     CREDITED = "credited"  # this call completed the order and credited the user
     ALREADY_DONE = "already_done"  # the order was completed before (a replay): nothing credited
@@ -48,6 +54,9 @@ class TopUpOutcome:
     user_id: int = 0
     #: the quota credited by this call (0 unless CREDITED)
     quota: int = 0
+    #: the order's status before this call completed it (CREDITED only): ``expired`` or ``failed``
+    #: when an admin rescued a late payment
+    was: str = ""
 
     @property
     def credited(self) -> bool:
@@ -106,7 +115,10 @@ async def complete_top_up(trade_no: str, *, provider: str | None, money: Decimal
     ``provider`` is the provider whose verified event says the order was paid: the order must
     be that provider's, and ``money`` / ``currency`` (what the event says was paid, major units)
     must equal the order's. ``provider=None`` is an admin's manual completion
-    (``POST /api/user/topup/complete``): any pending order, no money check.
+    (``POST /api/user/topup/complete``): a pending order, or an expired or failed one whose money
+    arrived late (:data:`ADMIN_COMPLETABLE`), no money check. Only an admin rescues an expired or
+    failed order: a gateway's late event for it is refused, and once completed it is never
+    credited again, whoever asks.
 
     Returns CREDITED (this call credited ``quota``), ALREADY_DONE (completed before: a replay)
     or REJECTED with a ``reason``; a rejection changes nothing. ``payment_method``, when given,
@@ -119,7 +131,8 @@ async def complete_top_up(trade_no: str, *, provider: str | None, money: Decimal
         return TopUpOutcome(Completion.REJECTED, trade_no, "wrong provider", user_id=row.user_id)
     if row.status == m.TOPUP_SUCCESS:
         return TopUpOutcome(Completion.ALREADY_DONE, trade_no, user_id=row.user_id)
-    if row.status != m.TOPUP_PENDING:
+    completable = ADMIN_COMPLETABLE if provider is None else (m.TOPUP_PENDING,)
+    if row.status not in completable:
         return TopUpOutcome(Completion.REJECTED, trade_no, "not pending", user_id=row.user_id)
     if provider is not None:
         if money is None:
@@ -138,8 +151,9 @@ async def complete_top_up(trade_no: str, *, provider: str | None, money: Decimal
     by = provider or "admin"
     try:
         async with in_transaction() as conn:
-            # the one statement that decides: of every racing call, one changes the row
-            won = await m.TopUp.filter(id=row.id, status=m.TOPUP_PENDING, payment_provider=row.payment_provider) \
+            # the one statement that decides: of every racing call, one changes the row (from the
+            # status read above: an order that changed meanwhile is decided afresh below)
+            won = await m.TopUp.filter(id=row.id, status=row.status, payment_provider=row.payment_provider) \
                 .using_db(conn).update(**changes)
             if won != 1:
                 raise _Refused("not pending")
@@ -150,11 +164,15 @@ async def complete_top_up(trade_no: str, *, provider: str | None, money: Decimal
                 raise _Refused("wallet full" if exists else "no user")  # rolls the order back to pending
             user = await m.User.filter(id=row.user_id).using_db(conn).get()
             paid = f"{Decimal(row.money)} {row.currency}".strip()
-            content = (f"top-up by an admin: {quota} quota for order {trade_no} ({paid})" if provider is None else
+            rescued = f", rescued from {row.status}" if row.status != m.TOPUP_PENDING else ""
+            content = (f"top-up by an admin: {quota} quota for order {trade_no} ({paid}{rescued})"
+                       if provider is None else
                        f"online top-up via {provider} ({changes.get('payment_method', row.payment_method)}): "
                        f"{quota} quota for {paid}, order {trade_no}")
             other = {"trade_no": trade_no, "payment_provider": row.payment_provider, "completed_by": by,
                      "money": str(Decimal(row.money)), "currency": row.currency}
+            if rescued:
+                other["rescued_from"] = row.status
             if event_id:
                 other["event_id"] = event_id[:128]
             if reference:
@@ -170,4 +188,4 @@ async def complete_top_up(trade_no: str, *, provider: str | None, money: Decimal
         if now_done:
             return TopUpOutcome(Completion.ALREADY_DONE, trade_no, user_id=row.user_id)
         return TopUpOutcome(Completion.REJECTED, trade_no, "not pending", user_id=row.user_id)
-    return TopUpOutcome(Completion.CREDITED, trade_no, user_id=row.user_id, quota=quota)
+    return TopUpOutcome(Completion.CREDITED, trade_no, user_id=row.user_id, quota=quota, was=row.status)

@@ -122,8 +122,10 @@ class CompleteTopUp(Body):
 @validate_request(CompleteTopUp)
 @document_response(Done)
 async def complete_by_hand(data: CompleteTopUp, me: Principal) -> Response:
-    """An admin completes a pending order (the payment arrived but its callback did not): its
-    quota is credited once; an order completed before answers success and credits nothing."""
+    """An admin completes a pending order (the payment arrived but its callback did not), or
+    rescues an expired or failed one whose money arrived late: its quota is credited once (a
+    gateway's late event for it then credits nothing); an order completed before answers success
+    and credits nothing."""
     gw = gateway()
     outcome = await complete_top_up(data.trade_no, provider=None, client_ip=request.remote_addr or "",
                                     quota_per_unit=gw.snapshot.options.quota_per_unit)
@@ -131,8 +133,8 @@ async def complete_by_hand(data: CompleteTopUp, me: Principal) -> Response:
         return fail("the order does not exist" if outcome.reason == "unknown order"
                     else f"the order cannot be completed: {outcome.reason}")
     if outcome.credited:
-        log.info("order %s completed by admin %s: %s quota to user %s", data.trade_no, me.user.id, outcome.quota,
-                 outcome.user_id)
+        log.info("order %s (%s) completed by admin %s: %s quota to user %s", data.trade_no, outcome.was, me.user.id,
+                 outcome.quota, outcome.user_id)
         await gw.feed.publish("user", outcome.user_id)
         gw.quota_warnings.recheck([outcome.user_id])  # above the threshold again: a later fall warns again
     return ok()
