@@ -137,9 +137,20 @@ async def test_webhook_body_is_capped_before_reading(server: GatewayServer, root
         assert status == 413
 
 
-async def test_hostedpay_alias_and_gateway_errors(root: AdminClient, buyer: AdminClient, creem: FakeCreem) -> None:
+async def test_hostedpay_aliases_and_gateway_errors(server: GatewayServer, root: AdminClient, buyer: AdminClient,
+                                                   creem: FakeCreem) -> None:
+    """The spec's neutral paths end to end: an order made on /api/user/hostedpay/pay and paid by
+    an event delivered to /api/hostedpay/webhook is credited, once."""
     answer = await buyer.call("POST", "/api/user/hostedpay/pay", json={"product_id": "prod_eur"})
     assert answer["message"] == "success"
-    assert (await order(root, answer["data"]["order_id"]))["currency"] == "EUR"
+    trade_no = answer["data"]["order_id"]
+    assert (await order(root, trade_no))["currency"] == "EUR"
+    before = await quota_of(root, buyer.user_id)
+    sender = creem.sender(server.base_url, "/api/hostedpay/webhook")
+    event = creem.completed_event(creem.checkouts[-1])
+    assert set(await replay(lambda: sender.send(event))) == {200}
+    assert await quota_of(root, buyer.user_id) == before + 2 * QUOTA
+    assert (await order(root, trade_no))["status"] == "success"
+    assert len(await top_up_logs(root, buyer.user_id)) == 1
     creem.fail_next(500, "down")
     assert await pay(buyer) == {"message": "error", "data": "Creem refused the checkout (HTTP 500)"}

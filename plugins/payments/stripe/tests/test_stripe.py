@@ -4,6 +4,7 @@ cross-provider and mismatched events credit nothing."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -247,15 +248,24 @@ async def test_return_urls_stay_on_the_site_and_gateway_errors(root: AdminClient
     assert len(stripe.sessions) == made
 
 
-@pytest.mark.parametrize("path", ["/api/stripe/webhook", "/api/cardpay/webhook"])
-async def test_both_webhook_paths_complete_orders(path: str, server: GatewayServer, root: AdminClient,
-                                                  buyer: AdminClient, stripe: FakeStripe) -> None:
-    await pay(buyer, 1)
-    before = await quota_of(root, buyer.user_id)
-    resp = await stripe.sender(server.base_url, path).send(stripe.event("checkout.session.completed",
-                                                                        stripe.sessions[-1]))
-    assert resp.status_code == 200
-    assert await quota_of(root, buyer.user_id) == before + UNIT
+async def test_both_pay_and_webhook_paths_complete_orders(server: GatewayServer, root: AdminClient,
+                                                          buyer: AdminClient, stripe: FakeStripe) -> None:
+    """Stripe's own paths and the spec's neutral aliases (``/api/user/cardpay/pay``,
+    ``/api/cardpay/webhook``), each pair end to end: a session made, its paid event credited once."""
+    for amount, (pay_path, hook_path) in enumerate([("/api/user/stripe/pay", "/api/stripe/webhook"),
+                                                    ("/api/user/cardpay/pay", "/api/cardpay/webhook")], start=1):
+        made = len(stripe.sessions)
+        answer = await buyer.call("POST", pay_path, json={"amount": amount, "payment_method": "stripe"})
+        assert answer["message"] == "success" and len(stripe.sessions) == made + 1, answer
+        session = stripe.sessions[-1]
+        assert answer["data"] == {"pay_link": session["url"]}
+        assert (await order(root, session["client_reference_id"]))["amount"] == amount
+        before = await quota_of(root, buyer.user_id)
+        sender = stripe.sender(server.base_url, hook_path)
+        event = stripe.event("checkout.session.completed", session)
+        assert set(await replay(functools.partial(sender.send, event))) == {200}
+        assert await quota_of(root, buyer.user_id) == before + amount * UNIT
+        assert (await order(root, session["client_reference_id"]))["status"] == "success"
 
 
 # ---- the signature alone -------------------------------------------------------------------------
