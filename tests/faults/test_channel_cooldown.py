@@ -17,7 +17,10 @@ import pytest_asyncio
 
 from faregate import jsonutil
 from faregate.db import models as m
+from faregate.errors import GatewayError
+from faregate.exchange import breaker
 from faregate.exchange.breaker import CHANNEL, Breakers
+from faregate.state.options import DISABLE_CODES, DISABLE_TYPES, Options
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate.testing.logs import consume_logs
 from faregate_adapter_openai.testing import FakeOpenAI, Fault
@@ -163,6 +166,76 @@ async def test_without_auto_disable_a_401_cools_the_channel_down(pair: Pair) -> 
     assert cooldown_left(pair.server, pair.id_a) > 0
     await ask(pair.client)
     assert len(pair.a.requests) == 1
+
+
+@pytest.mark.parametrize(("codes", "status"), [("401,403", 403), ("401-403", 402), ("400,500-503,429", 502)])
+async def test_a_status_in_the_disable_list_or_a_range_disables_the_channel(pair: Pair, codes: str,
+                                                                             status: int) -> None:
+    """``AutomaticDisableStatusCodes`` takes statuses and ranges: each status of a range
+    disables (only the range's first did)."""
+    await pair.admin.set_option("AutomaticDisableStatusCodes", codes)
+    await pair.admin.set_option("AutomaticRetryStatusCodes", "400-599")
+    pair.a.fail_next(status, "something went wrong upstream")
+    assert await ask(pair.client)  # B answers
+    for _ in range(50):
+        if (await m.Channel.get(id=pair.id_a)).status == m.CHANNEL_AUTO_DISABLED:
+            break
+        await asyncio.sleep(0.05)
+    assert (await m.Channel.get(id=pair.id_a)).status == m.CHANNEL_AUTO_DISABLED
+
+
+def test_disable_statuses_outside_the_ranges_do_not_disable() -> None:
+    options = Options({"AutomaticDisableStatusCodes": "401-403,429", "AutomaticDisableKeywords": ""})
+    disabling = [s for s in (400, 401, 402, 403, 404, 428, 429, 430, 500)
+                 if options.should_disable(s, GatewayError(s, "boom", type="upstream_error"))]
+    assert disabling == [401, 402, 403, 429]
+
+
+def test_the_breaker_names_every_rule_that_disables() -> None:
+    """Its docstring says what disables rather than cools down: every code and type of the rules."""
+    doc = " ".join((breaker.__doc__ or "").split())
+    for name in (*DISABLE_CODES, *DISABLE_TYPES, "AutomaticDisableStatusCodes", "AutomaticDisableKeywords"):
+        assert name in doc, name
+
+
+async def test_a_request_never_tries_a_channel_twice(pair: Pair) -> None:
+    """More retries than channels, every one failing, no cooldown to keep a channel away:
+    each channel is asked once, then the request fails."""
+    await pair.admin.set_option("RetryTimes", "5")
+    await pair.admin.set_option("ChannelCooldownBaseSeconds", "0")
+    for fake in (pair.a, pair.b):
+        for _ in range(6):
+            fake.push_fault(Fault("status", status=500))
+    with pytest.raises(openai.InternalServerError):
+        await ask(pair.client)
+    assert (len(pair.a.requests), len(pair.b.requests)) == (1, 1)
+
+
+# -- the channel's status-code mapping (new-api's status_code_mapping) -------------------------
+async def test_a_mapped_status_reaches_the_client_and_is_not_retried(pair: Pair) -> None:
+    """A's 500 mapped to 400: the client sees the 400, and (as new-api, whose retry reads the
+    mapped status) B is not tried: 400 is never retried."""
+    await pair.admin.call("PUT", "/api/channel/", json={"id": pair.id_a, "status_code_mapping": '{"500": "400"}'})
+    pair.a.fail_next(500, "upstream broke")
+    with pytest.raises(openai.BadRequestError) as refused:
+        await ask(pair.client)
+    assert refused.value.status_code == 400
+    assert pair.b.requests == []
+
+
+async def test_a_status_mapped_to_a_retried_one_moves_on(pair: Pair) -> None:
+    """A's 400 (never retried) mapped to 503 (retried, as a number): B answers; a value that
+    is no HTTP status maps nothing."""
+    await pair.admin.call("PUT", "/api/channel/", json={"id": pair.id_a,
+                                                       "status_code_mapping": '{"400": 503, "504": "999"}'})
+    pair.a.fail_next(400, "bad request upstream")
+    assert await ask(pair.client)
+    assert (len(pair.a.requests), len(pair.b.requests)) == (1, 1)
+    await asyncio.sleep(BASE + 0.05)  # A's cooldown for the 503 ends
+    pair.a.fail_next(504, "timed out upstream")
+    with pytest.raises(openai.InternalServerError) as failed:
+        await ask(pair.client)
+    assert failed.value.status_code == 504 and len(pair.b.requests) == 1  # 504 is not retried
 
 
 # -- multi-key channels --------------------------------------------------------------------

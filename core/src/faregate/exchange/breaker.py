@@ -2,8 +2,15 @@
 for an exponentially growing time, then gets one half-open trial; success closes it,
 failure doubles the cooldown (``ChannelCooldownBaseSeconds`` up to
 ``ChannelCooldownMaxSeconds``). new-api disables such a channel for good; here only a dead
-key (401/403, "insufficient balance") is disabled, and only when
-``AutomaticDisableChannelEnabled`` says so.
+key is disabled (a channel's, or one key of a multi-key channel), and only when
+``AutomaticDisableChannelEnabled`` and the channel's ``auto_ban`` say so. Dead, as new-api's
+rules read an error answer (:meth:`faregate.state.options.Options.should_disable`): a status
+of ``AutomaticDisableStatusCodes`` (401 and 403 by default; statuses and ranges), an error
+code of a dead key (``invalid_api_key``, ``account_deactivated``, ``billing_not_active``,
+``Arrearage``), an error type of one (``insufficient_quota``, ``insufficient_user_quota``,
+``authentication_error``, ``permission_error``, ``forbidden``), or a phrase of
+``AutomaticDisableKeywords`` in the message (by default "Your credit balance is too low",
+"You exceeded your current quota", "Permission denied" …). Everything else cools down.
 
 The state is per worker, in memory: reading it costs a dict lookup, never a database or
 Redis round trip, and a worker that has seen nothing fail does no work at all

@@ -47,12 +47,28 @@ async def upstream_error(ex: Exchange, provider: Provider, resp: UpstreamRespons
     err = shield(provider.parse_error(status, body), ex.secrets, status)
     err.upstream = True
     read_retry_headers(err, resp.headers)
-    mapped = channel.status_code_mapping.get(str(status))
-    if mapped:
-        with contextlib.suppress(ValueError):
-            err.status = int(mapped)
+    mapped = mapped_status(channel.status_code_mapping, status)
+    if mapped is not None:
+        err.status = mapped
     log.warning("channel %s answered %s (%s): %s", channel.id, status, err.code, err.detail)
     return err
+
+
+def mapped_status(mapping: Mapping[str, str], status: int) -> int | None:
+    """The status ``status`` becomes by the channel's ``status_code_mapping`` (new-api's
+    ResetStatusCode: what the client sees and what the retry decision reads); None when it
+    maps nothing. A value that is not a whole number (``"503"``, ``503``, ``503.0``) of an
+    HTTP status is ignored, as new-api ignores what it cannot parse."""
+    value = mapping.get(str(status))
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    if not number.is_integer() or not 100 <= number <= 599:
+        return None
+    return int(number)
 
 
 def read_retry_headers(err: GatewayError, headers: Mapping[str, str]) -> None:

@@ -293,7 +293,7 @@ class Options:
         self.self_use_mode: bool = v["SelfUseModeEnabled"]
         self.auto_disable: bool = v["AutomaticDisableChannelEnabled"]
         self.retry_status: list[tuple[int, int]] = v["AutomaticRetryStatusCodes"]
-        self.disable_status = {lo for lo, _ in v["AutomaticDisableStatusCodes"]}
+        self.disable_status: list[tuple[int, int]] = v["AutomaticDisableStatusCodes"]
         self.log_consume: bool = v["LogConsumeEnabled"]
         self.disable_keywords: list[str] = v["AutomaticDisableKeywords"]
         self.cooldown_base: float = v["ChannelCooldownBaseSeconds"]
@@ -328,7 +328,7 @@ class Options:
     def should_disable(self, status: int, err: GatewayError) -> bool:
         """new-api's auto-ban rules: a status in AutomaticDisableStatusCodes, a code or type
         that means the key is dead, or a configured keyword in the message."""
-        if status in self.disable_status:
+        if any(lo <= status <= hi for lo, hi in self.disable_status):  # each entry a status or a range
             return True
         if err.code in DISABLE_CODES or err.type in DISABLE_TYPES:
             return True
