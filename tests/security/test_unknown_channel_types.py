@@ -32,10 +32,14 @@ async def post(admin: AdminClient, body: dict[str, Any]) -> dict[str, Any]:
 async def test_an_unserved_type_is_refused_in_every_add_mode(admin: AdminClient, gateway: GatewayServer, mode: str,
                                                              key: str) -> None:
     answer = await post(admin, {"mode": mode, "channel": {**CHANNEL, "type": 2, "key": key}})  # new-api's Midjourney
-    installed = sorted(gateway.gateway.providers)
+    providers = gateway.gateway.providers
+    installed = sorted(providers)
     assert answer["message"] == ("type 2 is not served by any installed plugin (installed types: "
-                                 + ", ".join(map(str, installed)) + ")")
+                                 + ", ".join(f"{t} {providers[t].channel_type_name(t)}" for t in installed) + ")")
     assert {1, 3, 14, 24, 1001} <= set(installed)  # OpenAI and its presets, Azure, Anthropic, Gemini, Groq …
+    # each type by its number and name, as GET /api/channel/types names it
+    for named in ("1 openai,", "3 azure,", "14 anthropic,", "24 gemini,", "43 deepseek,", "1001 groq"):
+        assert named in answer["message"], named
     assert await m.Channel.all().count() == 0
 
 
@@ -65,7 +69,8 @@ async def test_the_installed_types_are_those_of_the_plugins_loaded(
     try:
         for refused in (14, 24):
             answer = await post(admin, {"mode": "single", "channel": {**CHANNEL, "type": refused}})
-            assert f"type {refused} is not served" in answer["message"] and ", 14," not in answer["message"]
+            assert f"type {refused} is not served" in answer["message"] and ", 14 " not in answer["message"]
+            assert "1 openai, 3 azure," in answer["message"]
         for accepted in (3, 43, 1001):
             await admin.add_channel(base_url=CHANNEL["base_url"], models="gpt-4o", type=accepted)
     finally:

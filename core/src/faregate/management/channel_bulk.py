@@ -176,7 +176,7 @@ async def tag_edit(data: TagEdit, me: Principal) -> Response:
              "header_override": None if data.header_override is None else data.header_override.strip()}
     fields = channel_fields({name: value for name, value in given.items() if value is not None})
     gw = gateway()
-    await check_channel(fields, gw.providers.keys(), creating=False, settings=gw.settings)
+    await check_channel(fields, gw.providers, creating=False, settings=gw.settings)
     if data.new_tag is not None and data.new_tag != data.tag:
         fields["tag"] = data.new_tag or None
     if not fields:
@@ -221,7 +221,7 @@ async def copy_channel(channel_id: str, me: Principal) -> Response:
     if reset:
         fields.update(balance=0, used_quota=0, balance_updated_time=0)
     gw = gateway()
-    check_type(row.type, gw.providers.keys())  # a new channel, as any: of a type some plugin serves
+    check_type(row.type, gw.providers)  # a new channel, as any: of a type some plugin serves
     async with in_transaction() as conn:
         copy = await m.Channel.create(**fields, using_db=conn)
         # the key is encrypted bound to its channel id: re-encrypt for the copy

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -52,9 +52,11 @@ def _refuse(message: str) -> BadInput:
     return BadInput(message, status=400)
 
 
-def check_type(channel_type: int, installed: Collection[int]) -> None:
+def check_type(channel_type: int, installed: Mapping[int, Provider]) -> None:
+    """A type some installed plugin serves; the refusal names each installed type by
+    number and name (``1 openai, 3 azure, 14 anthropic, …``), as ``GET /api/channel/types``."""
     if channel_type not in installed:
-        names = ", ".join(str(t) for t in sorted(installed)) or "none"
+        names = ", ".join(f"{t} {installed[t].channel_type_name(t)}" for t in sorted(installed)) or "none"
         raise _refuse(f"type {channel_type} is not served by any installed plugin (installed types: {names})")
 
 
@@ -163,7 +165,7 @@ def check_keys(provider: Provider | None, keys: list[str], other: str, settings:
             raise _refuse(f"key{which}: {problem}")
 
 
-async def check_channel(fields: dict[str, Any], installed: Collection[int], *, creating: bool,
+async def check_channel(fields: dict[str, Any], installed: Mapping[int, Provider], *, creating: bool,
                         settings: Settings | None = None) -> None:
     """Raise :class:`BadInput` (400) for what no channel may hold; ``fields`` are the
     columns being written (all of them when ``creating``); ``settings`` gives
