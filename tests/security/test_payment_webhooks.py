@@ -4,7 +4,8 @@ issues #4279/#4350), with the three gateways installed together:
 * no provider enables while a secret is empty, and its callbacks are refused unverified;
 * an event of one provider never completes another provider's order (every pair);
 * bodies over the cap are refused before they are read, on every webhook path;
-* nothing from a callback (body, signature, query) is logged before its signature passed;
+* nothing from a callback (body, signature, query) is logged before its signature passed, not even
+  by Hypercorn's optional access log;
 * a signed event replayed in sequence and in parallel, on both of a provider's paths and racing
   an admin's manual completion, credits once: on SQLite, MariaDB and PostgreSQL.
 """
@@ -17,10 +18,13 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from decimal import Decimal
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
 import pytest_asyncio
+from hypercorn.config import Config
+from hypercorn.logging import Logger as HypercornLogger
 
 from faregate.db import models as m
 from faregate.payments.contract import Quote
@@ -220,4 +224,38 @@ async def _credited_once(server: GatewayServer, admin: AdminClient, fakes: Fakes
     assert await m.Log.filter(user_id=buyer.user_id, type=m.LOG_TOPUP).count() == 1
     assert (await m.TopUp.get(trade_no=trade_no)).status == "success"
     await buyer.close()
+    await admin.close()
+
+
+async def test_the_access_log_never_carries_a_callbacks_query(make_gateway: Any, fakes: Fakes,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    """With ``access_log`` on, Hypercorn writes a line per request, before the callback is
+    verified: Epay's GET notify carries its signature, money and order number in the query. On
+    every payment callback path, whatever the line's format (Hypercorn's default names no query;
+    ``%(R)s``, ``%(Uq)s`` and ``%(q)s`` do), the query is blanked; another path's is left whole."""
+    caplog.set_level(logging.INFO, logger="hypercorn.access")
+    server, admin = await _deploy(make_gateway, fakes)  # installs the providers' routes
+    params = fakes.epay.notification({"out_trade_no": "USR7NOleak0001", "type": "alipay", "name": "TUC3",
+                                      "money": "21.90"})
+    secrets = [params["sign"], params["trade_no"], "USR7NOleak0001", "21.90"]
+    query = urlencode(params)
+
+    async def line_of(fmt: str, path: str, query: str) -> str:
+        config = Config()
+        config.accesslog = logging.getLogger("hypercorn.access")
+        config.access_log_format = fmt
+        scope = {"type": "http", "http_version": "1.1", "method": "GET", "scheme": "http",
+                 "client": ("203.0.113.7", 4000), "path": path, "query_string": query.encode(), "headers": []}
+        caplog.clear()
+        await HypercornLogger(config).access(scope, {"status": 200, "headers": []}, 0.002)  # type: ignore[arg-type]
+        (record,) = [r for r in caplog.records if r.name == "hypercorn.access"]
+        return record.getMessage()
+
+    for fmt in (Config().access_log_format, '%(h)s "%(R)s" %(s)s', "%(m)s %(Uq)s q=%(q)s %(U)s"):
+        for path in WEBHOOKS:
+            line = await line_of(fmt, path, query)
+            assert path in line and not any(secret in line for secret in secrets), (fmt, line)
+        if "q" in fmt or "R" in fmt:  # the format shows queries: a callback's redacted, another path's whole
+            assert "[REDACTED]" in await line_of(fmt, "/api/user/epay/notify", query)
+            assert "p=2" in await line_of(fmt, "/api/log/self", "p=2")
     await admin.close()

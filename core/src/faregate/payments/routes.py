@@ -41,6 +41,7 @@ from faregate.management.common import (
 )
 from faregate.management.openapi import Body, Done, Ok, Page, Shape, document_stream
 from faregate.management.users import login_throttle
+from faregate.payments import access_log
 from faregate.payments.contract import (
     Checkout,
     Payer,
@@ -328,6 +329,7 @@ def install(app: Quart, gw: Gateway) -> None:
             for n, path in enumerate(paths):
                 gateways.add_url_rule(path, endpoint=f"{name}_{kind}_{n}", view_func=view, methods=["POST"])
         if routes.webhook:
+            access_log.protect(routes.webhook)  # the callback's query never reaches the access log
             hook = _webhook_view(gw, provider)
             hook.__name__ = f"{name}_webhook"
             for n, path in enumerate(routes.webhook):
