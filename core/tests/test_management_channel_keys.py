@@ -173,3 +173,17 @@ async def test_relay_sends_only_enabled_keys_in_turn(gateway: GatewayServer, adm
     await _manage(admin, polling, "disable_key", key_index=1)
     assert collections.Counter(await sent(4)) == {KEYS[0]: 2, KEYS[2]: 2}
     await client.close()
+
+
+async def test_random_mode_spreads_over_the_enabled_keys(gateway: GatewayServer, admin: AdminClient,
+                                                         fake_openai: FakeOpenAI) -> None:
+    """new-api's random mode picks among the enabled keys each time: every one of them is
+    used, the disabled one never (24 draws of two miss one with a chance of 2 in 16 million)."""
+    client = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=await admin.add_token(), max_retries=0)
+    channel_id = await _add(admin, fake_openai.base_url, KEYS)
+    await _manage(admin, channel_id, "disable_key", key_index=1)
+    for _ in range(24):
+        await client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
+    used = collections.Counter(r["headers"]["authorization"].removeprefix("Bearer ") for r in fake_openai.requests)
+    assert set(used) == {KEYS[0], KEYS[2]} and sum(used.values()) == 24
+    await client.close()

@@ -34,7 +34,7 @@ def test_every_row_has_a_type_of_new_api_or_faregate_s_own_range() -> None:
     wanted = {1: "openai", 4: "ollama", 8: "custom", 17: "dashscope", 20: "openrouter", 25: "moonshot",
               26: "zhipu-v4", 27: "perplexity", 31: "lingyiwanwu", 35: "minimax", 39: "cloudflare",
               40: "siliconflow", 42: "mistral", 43: "deepseek", 45: "volcengine", 46: "baidu-v2", 47: "xinference",
-              48: "xai", 1001: "groq", 1002: "together", 1003: "fireworks"}
+              48: "xai", 1001: "groq", 1002: "together", 1003: "fireworks", 1004: "vllm"}
     assert {t: PRESETS[t].name for t in wanted} == wanted
 
 
@@ -64,6 +64,9 @@ def test_every_row_has_a_type_of_new_api_or_faregate_s_own_range() -> None:
     (1001, "audio_transcriptions", "https://api.groq.com/openai/v1/audio/transcriptions"),
     (1002, "chat", "https://api.together.xyz/v1/chat/completions"),
     (1003, "chat", "https://api.fireworks.ai/inference/v1/chat/completions"),
+    (1004, "chat", "http://localhost:8000/v1/chat/completions"),  # vLLM as `vllm serve` starts it
+    (1004, "rerank", "http://localhost:8000/v1/rerank"),
+    (1004, "models", "http://localhost:8000/v1/models"),
 ])
 def test_the_documented_urls(channel_type: int, kind: str, url: str) -> None:
     assert OPENAI.endpoint_url(target(channel_type), kind) == url
@@ -120,6 +123,8 @@ def test_what_each_vendor_serves() -> None:
     assert [k for k in everything if OPENAI.serves(k, 48)] == ["chat", "images", "responses"]
     assert [k for k in everything if OPENAI.serves(k, 1001)] == ["chat", "audio_speech", "responses"]
     assert not OPENAI.serves("realtime", 20) and not OPENAI.serves("embeddings", 27)
+    assert [k for k in everything if OPENAI.serves(k, 1004)] == ["chat", "embeddings"]  # vLLM
+    assert OPENAI.serves("rerank", 1004) and OPENAI.serves("completions", 1004)
 
 
 def test_baidu_s_key_may_carry_an_app_id() -> None:

@@ -248,6 +248,11 @@ _ROWS = (
     Preset(1003, "fireworks", "https://api.fireworks.ai", api_root="/inference/v1",
            endpoints=frozenset({"chat", "completions", "embeddings"}), stream_options=False,
            max_tokens_field="max_tokens"),
+    # vLLM's OpenAI-compatible server as `vllm serve` starts it (port 8000, OpenAI's /v1 paths,
+    # its /v1/rerank and Whisper's transcriptions); new-api has no type for it (Custom, 8, works too)
+    Preset(1004, "vllm", "http://localhost:8000",
+           endpoints=frozenset({"chat", "completions", "embeddings", "rerank", "audio_transcriptions",
+                                "audio_translations"})),
 )
 
 #: every row, by channel type
