@@ -130,6 +130,41 @@ async def test_without_plugins_factor_resets_answer_clearly(gateway: GatewayServ
     await user.close()
 
 
+async def test_an_account_without_a_password_sets_one(make_gateway: Any) -> None:
+    """An account made through OAuth, Telegram or WeChat has no password: it sets one with its
+    login session alone (new-api's first-binding case), or, with a second factor enrolled,
+    after a secure verification; never with an access token. Then it can unbind its last
+    outside login."""
+    plugin = FactorPlugin()
+    server = await make_gateway(plugins=load_plugins(block=NO_FACTORS, extra=[plugin]))
+    root = AdminClient(server.base_url)
+    await root.setup_root()
+    first = {"password": "my-first-password-1"}
+    for name, enrolled in (("sso-user", False), ("sso-2fa", True)):
+        user = await _login(server, root, name)
+        assert user.user_id is not None
+        await m.User.filter(id=user.user_id).update(password_hash="")  # as an OAuth sign-up leaves it
+        await m.UserBinding.create(user_id=user.user_id, provider="github", subject=f"gh-{name}", created_at=1)
+        assert "set a password" in (await user.call("DELETE", "/api/user/oauth/bindings/github"))["message"]
+        token = await user.ok("GET", "/api/user/token")
+        by_token = await user.http.put("/api/user/self", json=first,
+                                       headers={"Authorization": token, "New-Api-User": str(user.user_id),
+                                                "Cookie": ""})
+        assert by_token.status_code == 401 and "session" in by_token.json()["message"]
+        if enrolled:
+            plugin.factor.codes[user.user_id] = "777777"
+            refused = await user.http.put("/api/user/self", json=first, headers={"New-Api-User": str(user.user_id)})
+            assert refused.status_code == 403 and refused.json()["code"] == "VERIFICATION_REQUIRED"
+            await user.ok("POST", "/api/verify", json={"method": "2fa", "code": "777777"})
+        await user.ok("PUT", "/api/user/self", json=first)
+        assert (await user.ok("GET", "/api/user/self"))["username"] == name  # this session goes on
+        relogin = await user.ok("POST", "/api/user/login", json={"username": name, **first})
+        assert relogin.get("id") == user.user_id or relogin.get("require_2fa") is True
+        await user.ok("DELETE", "/api/user/oauth/bindings/github")
+        await user.close()
+    await root.close()
+
+
 async def test_invitation_quota_moves_once(gateway: GatewayServer, admin: AdminClient) -> None:
     user = await _login(gateway, admin, "inviter")
     unit = 500_000  # QuotaPerUnit's default

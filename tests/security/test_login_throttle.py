@@ -76,6 +76,22 @@ async def test_successful_logins_do_not_count_against_the_ip(make_gateway: Any) 
     await admin.close()
 
 
+async def test_a_password_change_cannot_guess_the_current_password(make_gateway: Any) -> None:
+    """A stolen session cannot walk through passwords at ``PUT /api/user/self``: each wrong
+    original password counts in the throttle, in the budget ``POST /api/verify``'s password
+    check spends too, and a locked account refuses the right one there as well."""
+    gw, admin = await _gateway(make_gateway, login_max_failures_per_account=3, login_max_failures_per_ip=1000)
+    change = {"password": "a-new-password-1"}
+    for _ in range(3):
+        wrong = await admin.call("PUT", "/api/user/self", json={**change, "original_password": "a-guess"})
+        assert wrong == {"success": False, "message": "the original password is wrong"}
+    for method, path, body in (("PUT", "/api/user/self", {**change, "original_password": ROOT_PASSWORD}),
+                               ("POST", "/api/verify", {"method": "password", "code": ROOT_PASSWORD})):
+        _assert_throttled(await admin.http.request(method, path, json=body,
+                                                   headers={"New-Api-User": str(admin.user_id)}))
+    await admin.close()
+
+
 async def test_unknown_and_known_names_take_the_same_path(make_gateway: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     gw, admin = await _gateway(make_gateway)
     calls: list[tuple[str, int]] = []

@@ -31,6 +31,7 @@ from faregate.management.users import (
     UserView,
     user_views,
 )
+from faregate.management.verification import enrolled_methods, guess_key, recently_verified
 from faregate.principals import Principal
 from faregate.security.passwords import check_login_password, hash_password_async
 
@@ -101,12 +102,34 @@ class SelfUpdate(UserEcho):
     remark: Short | None = None
 
 
+async def _may_change_password(row: m.User, original: str, me: Principal) -> Response | None:
+    """None when the caller may set a new password, else the answer. With a password: the
+    current one, guessed only through the login throttle (the budget /api/verify's password
+    check spends too), so a stolen session cannot walk through passwords here. Without one
+    (an account made by OAuth, Telegram, WeChat): the login session alone, as new-api, or a
+    secure verification within five minutes when a second factor is enrolled."""
+    accounts = gateway().services.accounts
+    if row.password_hash:
+        refused = await accounts.throttled(guess_key(row.id))
+        if refused is not None:
+            return refused
+        if not await check_login_password(row.password_hash, original):
+            return fail("the original password is wrong")
+        await accounts.throttle_passed(guess_key(row.id))
+        return None
+    if me.via != "session":  # a token must not turn into a password login
+        return fail("setting a first password needs a login session, not an access token", status=401)
+    if await enrolled_methods(row.id) and not recently_verified(row.id):
+        return fail("secure verification required: POST /api/verify first", status=403, code="VERIFICATION_REQUIRED")
+    return None
+
+
 @blueprint.put("/api/user/self")
 @require(m.ROLE_USER)
 @validate_request(SelfUpdate)
 @document_response(Ok[UserView])
 async def update_self(data: SelfUpdate, me: Principal) -> Response:
-    """A new password needs the current one."""
+    """A new password needs the current one, or, for an account without one, the session."""
     row = await m.User.get(id=me.user.id)
     fields: dict[str, object] = {}
     for name in ("username", "display_name"):
@@ -115,8 +138,9 @@ async def update_self(data: SelfUpdate, me: Principal) -> Response:
             fields[name] = value
     password = data.password
     if password:
-        if not await check_login_password(row.password_hash or None, data.original_password or ""):
-            return fail("the original password is wrong")
+        refused = await _may_change_password(row, data.original_password or "", me)
+        if refused is not None:
+            return refused
         error = check_password(password)
         if error:
             return fail(error, status=400)

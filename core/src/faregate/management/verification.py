@@ -63,6 +63,19 @@ class Verified(BaseModel):
     data: VerifiedData
 
 
+def guess_key(user_id: int) -> str:
+    """The login throttle's account key for guesses at a logged-in user's password or code
+    (here and at a password change): one budget, whichever door a stolen session knocks at."""
+    return f"#verify:{user_id}"
+
+
+def recently_verified(user_id: int) -> bool:
+    """Whether this session passed a secure verification of ``user_id`` within the window."""
+    verified_at = session.get(VERIFIED_AT)
+    return (isinstance(verified_at, int) and session.get(VERIFIED_USER) == user_id
+            and 0 <= clock() - verified_at < WINDOW)
+
+
 async def enrolled_methods(user_id: int) -> list[str]:
     """The second factors this user has set up, among the installed ones."""
     return [method for method, factor in gateway().second_factors.items()
@@ -90,7 +103,7 @@ async def verify(data: VerifyRequest, me: Principal) -> Response:
                     + ("" if enrolled else "; verify with your password"))
     elif data.method not in enrolled:
         return fail(f"{data.method} is not set up for this account")
-    throttle, client_ip, account = login_throttle(), request.remote_addr or "", f"#verify:{me.user.id}"
+    throttle, client_ip, account = login_throttle(), request.remote_addr or "", guess_key(me.user.id)
     wait = await throttle.attempt(client_ip, account)
     if wait is not None:
         response = fail(f"too many failed verifications; try again in {int(wait)} seconds", status=429)
