@@ -2,7 +2,9 @@
 Codex's OAuth headers required (a bearer token and ``chatgpt-account-id``), the body
 checked against the fields Codex documents (``model`` required, ``id``, ``stream``,
 ``max_output_tokens``; other fields allowed, as the protocol evolves), deterministic
-results derived from the query text."""
+results derived from the query text, answered in the shape Codex reads (its
+``SearchResponse``: ``output`` text, ``encrypted_output`` optional; :data:`ANSWER_SCHEMA`)
+with the results also listed one by one."""
 
 from __future__ import annotations
 
@@ -24,6 +26,17 @@ REQUEST_SCHEMA: dict[str, Any] = {
         "id": {"type": "string"},
         "stream": {"type": "boolean", "const": False},
         "max_output_tokens": {"type": "integer", "minimum": 1},
+    },
+}
+
+#: the answer as Codex's client deserialises it (``codex-api``'s ``SearchResponse``: the
+#: search's ``output`` text required, ``encrypted_output`` a string or null); other fields allowed
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["output"],
+    "properties": {
+        "output": {"type": "string"},
+        "encrypted_output": {"type": ["string", "null"]},
     },
 }
 
@@ -57,5 +70,7 @@ def answer(request: Request, response: Response) -> None:
     digest = hashlib.sha256(query).hexdigest()[:12]
     results = [{"title": f"Result {i} for {digest}", "url": f"https://example.com/{digest}/{i}",
                 "snippet": "deterministic fake search result"} for i in range(3)]
+    output = "\n\n".join(f"{r['title']}\n{r['url']}\n{r['snippet']}" for r in results)
     response.send(200, orjson.dumps({"id": f"search_{digest}", "object": "search.result",
-                                     "model": request.json["model"], "results": results}))
+                                     "model": request.json["model"], "output": output, "encrypted_output": None,
+                                     "results": results}))
