@@ -1,129 +1,52 @@
 """The official OpenAI Node SDK (``openai`` on npm, pinned in ``package.json``) as a client
-of the gateway: the same endpoints the Python SDK tests cover, each case a function in
-``cases.mjs``, run in one ``node`` process per test against a gateway whose channels point
-at the fake OpenAI. ``./dev setup`` installs the package (``npm ci``); without ``node`` the
-tests fail unless ``FAREGATE_SKIP_NODE=1`` says the machine has none on purpose."""
+of the gateway on every endpoint of the OpenAI family, in one ``node`` process against one
+gateway whose channels point at the fake OpenAI, Jina and Codex upstreams (the cases and
+their checks: ``sdk_cases.py``, shared with ``tests/test_install.py``). The Node SDK has no
+strict response validation: every raw answer it received is held to OpenAI's schema on
+the Python side. Each billed case is logged once, under its model."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import shutil
+import importlib.util
+import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from faregate import jsonutil
 from faregate.db import models as m
-from faregate_adapter_openai.testing.chat import REPLY_PREFIX, TOOL_ARGUMENTS
-from faregate_adapter_openai.testing.completions import COMPLETION_PREFIX
-from faregate_adapter_openai.testing.embeddings import vector
-
-HERE = Path(__file__).parent
-NODE = shutil.which("node")
-CHAT_MODEL = "gpt-4o-mini"
-EMBED_MODEL = "text-embedding-3-small"
-MODERATION_MODEL = "omni-moderation-latest"
-
-if NODE is None or not (HERE / "node_modules" / "openai").is_dir():
-    if os.environ.get("FAREGATE_SKIP_NODE") == "1":
-        pytest.skip("FAREGATE_SKIP_NODE=1: no Node.js here", allow_module_level=True)
-    raise RuntimeError("the Node SDK tests need node and `npm ci` in tests/node (./dev setup does it); "
-                       "set FAREGATE_SKIP_NODE=1 on a machine without Node.js")
+from faregate.testing.fake_server import assert_no_violations
+from faregate_adapter_openai.testing.server import FakeOpenAI
 
 
-async def run_cases(base_url: str, key: str, cases: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    """Each case's line from ``run_cases.mjs``, by case name."""
-    assert NODE is not None
-    env = {**os.environ, "FAREGATE_BASE_URL": base_url + "/v1", "FAREGATE_API_KEY": key}
-    proc = await asyncio.create_subprocess_exec(NODE, str(HERE / "run_cases.mjs"), jsonutil.dumps_str(cases),
-                                                cwd=HERE, env=env, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
-    assert proc.returncode == 0, err.decode()
-    lines = [jsonutil.loads(line) for line in out.splitlines() if line.strip()]
-    assert [line["case"] for line in lines] == [name for name, _ in cases], err.decode()
-    return {line["case"]: line for line in lines}
+def _load_cases() -> Any:
+    # the test directories are no package: the shared module is loaded by path
+    spec = importlib.util.spec_from_file_location("faregate_node_sdk_cases", Path(__file__).with_name("sdk_cases.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
-def ok(results: dict[str, Any], case: str) -> Any:
-    line = results[case]
-    assert line["ok"], f"{case}: {line['error']}"
-    return line["result"]
+sdk_cases = _load_cases()
 
 
-@pytest.fixture
-async def key(gateway: Any, admin: Any, fake_openai: Any) -> str:
-    await admin.add_channel(base_url=fake_openai.base_url,
-                            models=f"{CHAT_MODEL},{EMBED_MODEL},{MODERATION_MODEL}")
-    token: str = await admin.add_token(remain_quota=5_000_000)
-    return token
-
-
-async def test_chat_embeddings_moderations_and_models(gateway: Any, key: str, fake_openai: Any) -> None:
-    results = await run_cases(gateway.base_url, key, [
-        ("chat", {"model": CHAT_MODEL}), ("chat_stream", {"model": CHAT_MODEL}), ("chat_tools", {"model": CHAT_MODEL}),
-        ("embeddings", {"model": EMBED_MODEL}), ("moderations", {"model": MODERATION_MODEL}), ("models", {}),
-        ("unknown_model", {}),
-    ])
-    chat = ok(results, "chat")
-    assert chat["content"] == REPLY_PREFIX + "hello from node" and chat["object"] == "chat.completion"
-    assert chat["usage"]["total_tokens"] == chat["usage"]["prompt_tokens"] + chat["usage"]["completion_tokens"]
-    stream = ok(results, "chat_stream")
-    assert stream["content"] == REPLY_PREFIX + "stream to node" and stream["usage"]["completion_tokens"] > 0
-    tools = ok(results, "chat_tools")
-    assert tools == {"name": "get_weather", "arguments": jsonutil.loads(TOOL_ARGUMENTS), "finish": "tool_calls"}
-    embeddings = ok(results, "embeddings")
-    assert embeddings["lengths"] == [16, 16]
-    assert embeddings["first"] == pytest.approx(vector("first", 16))
-    (sent,) = [r["json"] for r in fake_openai.requests if r["path"] == "/v1/embeddings"]
-    assert sent["encoding_format"] == "base64"  # what the Node SDK asks for
-    assert ok(results, "moderations") == {"flagged": True, "violence": True}
-    assert {CHAT_MODEL, EMBED_MODEL, MODERATION_MODEL} <= set(ok(results, "models")["ids"])
-    refused = results["unknown_model"]
-    assert not refused["ok"] and refused["error"]["status"] in (404, 503)
-    assert refused["error"]["code"] == "model_not_found"
+async def test_every_endpoint(gateway: Any, admin: Any, fake_openai: Any, fake_jina: Any, request: Any) -> None:
+    if not sdk_cases.node_ready():
+        pytest.skip("FAREGATE_SKIP_NODE=1: no Node.js here")
+    async with FakeOpenAI(api_key=sdk_cases.CODEX_KEY) as codex:
+        key = await sdk_cases.add_channels(admin, openai_base=fake_openai.base_url, jina_base=fake_jina.base_url,
+                                           codex_base=codex.base_url)
+        results = await sdk_cases.run_cases(gateway.base_url, key, sdk_cases.EVERY_CASE)
+    assert_no_violations(codex, request.node, "Codex")
+    sdk_cases.check_every_case(results)
+    (sent,) = [r["json"] for r in fake_openai.requests
+               if r["path"] == "/v1/embeddings" and r["json"]["input"] == ["first", "second"]]
+    assert sent["encoding_format"] == "base64"  # what the Node SDK asks for by default
 
     await gateway.gateway.ledger.flush()
     rows = await m.Log.filter(type=m.LOG_CONSUME).order_by("id")
-    assert [r.model_name for r in rows] == [CHAT_MODEL] * 3 + [EMBED_MODEL, MODERATION_MODEL]
-    assert all(r.quota > 0 for r in rows)
-
-
-async def test_completions_responses_images_and_audio(gateway: Any, admin: Any, fake_openai: Any) -> None:
-    models = {"completions": "gpt-3.5-turbo-instruct", "responses": CHAT_MODEL, "images": "dall-e-3",
-              "image_edit": "gpt-image-1", "transcription": "whisper-1", "speech": "tts-1"}
-    await admin.set_option("ModelRatio", {"gpt-3.5-turbo-instruct": 0.75, CHAT_MODEL: 0.075})
-    await admin.add_channel(base_url=fake_openai.base_url, models=",".join(sorted(set(models.values()))))
-    key: str = await admin.add_token(remain_quota=50_000_000)
-    results = await run_cases(gateway.base_url, key, [
-        ("completions", {"model": models["completions"]}), ("completions_stream", {"model": models["completions"]}),
-        ("responses", {"model": CHAT_MODEL}), ("responses_stream", {"model": CHAT_MODEL}),
-        ("images", {"model": models["images"]}), ("image_edit", {"model": models["image_edit"]}),
-        ("transcription", {"model": models["transcription"]}), ("speech", {"model": models["speech"]}),
-    ])
-    completion = ok(results, "completions")
-    assert completion["object"] == "text_completion" and completion["text"].startswith(COMPLETION_PREFIX)
-    assert completion["usage"]["completion_tokens"] > 0
-    streamed = ok(results, "completions_stream")
-    assert streamed["text"].startswith(COMPLETION_PREFIX) and streamed["usage"]["total_tokens"] > 0
-    response = ok(results, "responses")
-    assert response["text"] == REPLY_PREFIX + "hello responses" and response["status"] == "completed"
-    assert response["object"] == "response" and response["usage"]["output_tokens"] > 0
-    stream = ok(results, "responses_stream")
-    assert stream["text"] == REPLY_PREFIX + "streamed responses"
-    assert (stream["first"], stream["last"]) == ("response.created", "response.completed")
-    images = ok(results, "images")
-    assert images["count"] == 1 and (images["url"] or images["b64"])
-    edit = ok(results, "image_edit")
-    assert edit["count"] == 1 and edit["b64"] and edit["usage"]["total_tokens"] > 0
-    assert ok(results, "transcription")["text"].startswith("Transcribed 1.00 seconds of hello.wav")
-    speech = ok(results, "speech")
-    assert speech["riff"] == "RIFF" and speech["type"].startswith("audio/wav") and speech["size"] > 44
-
-    await gateway.gateway.ledger.flush()
-    rows = await m.Log.filter(type=m.LOG_CONSUME).order_by("id")
-    assert [r.model_name for r in rows] == [models["completions"]] * 2 + [CHAT_MODEL] * 2 + [
-        models["images"], models["image_edit"], models["transcription"], models["speech"]]
+    assert Counter(r.model_name for r in rows) == Counter(sdk_cases.BILLED.values())
     assert all(r.quota > 0 for r in rows)
