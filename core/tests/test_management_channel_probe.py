@@ -66,12 +66,17 @@ async def test_balance_of_one_channel(gateway: GatewayServer, admin: AdminClient
         assert failed["success"] is False and "malformed" in failed["message"]
         assert (await m.Channel.get(id=cid)).balance == -10  # a failure keeps the last known balance
 
+        # a vendor's own balance API (DeepSeek's, in yuan: converted at USDExchangeRate)
+        await admin.set_option("USDExchangeRate", "8")
+        fake.balances.deepseek = {"CNY": 80.0}
+        deepseek = await admin.add_channel(base_url=fake.base_url, models="deepseek-chat", key=KEY, type=43)
+        answer = await admin.call("GET", f"/api/channel/update_balance/{deepseek}")
+        assert answer["success"] is True and answer["balance"] == 10.0
+        assert fake.requests[-1]["path"] == "/user/balance" and (await m.Channel.get(id=deepseek)).balance == 10.0
         # types that cannot tell, multi-key channels, unknown channels
-        deepseek = await admin.add_channel(base_url=fake.base_url, models="gpt-4o-mini", key=KEY, type=43)
         anthropic = await admin.add_channel(base_url=fake.base_url, models="claude", key=KEY, type=14)
-        for other in (deepseek, anthropic):
-            failed = await admin.call("GET", f"/api/channel/update_balance/{other}")
-            assert failed == {"success": False, "message": "this channel type does not report a balance"}
+        failed = await admin.call("GET", f"/api/channel/update_balance/{anthropic}")
+        assert failed == {"success": False, "message": "this channel type does not report a balance"}
         multi = await admin.ok("POST", "/api/channel/", json={"mode": "multi_to_single", "channel": {
             "type": 1, "key": f"{KEY}\nsk-two-0123456789", "base_url": fake.base_url, "models": "gpt-4o-mini"}})
         assert "multi-key" in (await admin.call("GET", f"/api/channel/update_balance/{multi}"))["message"]

@@ -39,8 +39,8 @@ def register_formats(register: Callable[[InboundFormat], None]) -> None:
 
 
 @hookimpl
-def register_providers(register: Callable[[Provider], None]) -> None:
-    register(OpenAIProvider())
+def register_providers(register: Callable[[Provider], None], services: Services) -> None:
+    register(OpenAIProvider(services))
     register(AzureOpenAIProvider())
     register(CodexProvider())
     register(JinaProvider())

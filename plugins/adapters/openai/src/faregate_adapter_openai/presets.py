@@ -2,7 +2,7 @@
 (new-api's numbers; Groq, Together and Fireworks, which new-api lacks, from Faregate's own
 range, :data:`FAREGATE_TYPES`). A row says where the vendor's API lives (default base URL,
 the root its OpenAI paths hang from, paths of its own), which endpoint kinds it serves, how
-the key is sent, whether it lists its models, and what it refuses (parameters dropped or
+the key is sent, whether it lists its models, which API tells its balance, and what it refuses (parameters dropped or
 renamed on the way, ``stream_options``). Adding a vendor is one row of :data:`PRESETS`.
 
 Everything here is pure and cheap: the provider looks a row up per request (a dict get)
@@ -74,8 +74,9 @@ class Preset:
     #: new-api's Custom channel: a base URL ending in ``/chat/completions`` is the whole chat URL
     #: (``{model}`` in it replaced), the other kinds beside it
     whole_url: bool = False
-    #: whether OpenAI's billing endpoints tell the account's balance
-    balance: bool = False
+    #: the balance API that tells the account's balance (:data:`faregate_adapter_openai.billing.READERS`:
+    #: ``openai``'s billing endpoints, ``deepseek``, ``openrouter``, ``siliconflow``, ``moonshot``); "": none
+    balance: str = ""
 
     def serves(self, endpoint: str) -> bool:
         return endpoint in (ALL_ENDPOINTS if self.endpoints is None else self.endpoints)
@@ -179,7 +180,7 @@ def _named_messages(body: dict[str, Any]) -> bool:
 
 
 #: the OpenAI row: a channel type with no row of its own is treated as OpenAI itself
-OPENAI = Preset(1, "openai", "https://api.openai.com", balance=True)
+OPENAI = Preset(1, "openai", "https://api.openai.com", balance="openai")
 _CHAT = frozenset({"chat"})
 _MISTRAL_REFUSES = frozenset({"user", "logprobs", "top_logprobs", "logit_bias", "service_tier", "store",
                               "reasoning_effort", "modalities", "audio", "web_search_options", "prompt_cache_key",
@@ -192,7 +193,7 @@ _ROWS = (
     # the resellers new-api still lists: OpenAI's API at another host
     Preset(6, "openai-max", "https://api.openaimax.com"),
     Preset(7, "ohmygpt", "https://api.ohmygpt.com"),
-    Preset(8, "custom", whole_url=True, balance=True),  # vLLM, LiteLLM, LocalAI …: any OpenAI-compatible server
+    Preset(8, "custom", whole_url=True, balance="openai"),  # vLLM, LiteLLM, LocalAI …: any OpenAI-compatible server
     Preset(9, "ails", "https://api.caipacity.com"),
     Preset(10, "aiproxy", "https://api.aiproxy.io"),
     Preset(12, "api2gpt", "https://api.api2gpt.com"),
@@ -201,10 +202,12 @@ _ROWS = (
            endpoints=frozenset({"chat", "completions", "embeddings"}), max_tokens_field="max_tokens"),
     Preset(19, "360", "https://api.360.cn"),
     Preset(20, "openrouter", "https://openrouter.ai/api",
-           endpoints=frozenset({"chat", "completions", "embeddings", "responses"}), max_tokens_field="max_tokens"),
+           endpoints=frozenset({"chat", "completions", "embeddings", "responses"}), max_tokens_field="max_tokens",
+           balance="openrouter"),
     Preset(21, "aiproxy-library", "https://api.aiproxy.io"),
     Preset(22, "fastgpt", "https://fastgpt.run/api/openapi"),
-    Preset(25, "moonshot", "https://api.moonshot.cn", endpoints=_CHAT, max_tokens_field="max_tokens"),
+    Preset(25, "moonshot", "https://api.moonshot.cn", endpoints=_CHAT, max_tokens_field="max_tokens",
+           balance="moonshot"),
     Preset(26, "zhipu-v4", "https://open.bigmodel.cn", api_root="/api/paas/v4",
            endpoints=frozenset({"chat", "embeddings"}), lists_models=False, max_tokens_field="max_tokens"),
     Preset(27, "perplexity", "https://api.perplexity.ai", api_root="", endpoints=frozenset({"chat", "responses"}),
@@ -220,14 +223,15 @@ _ROWS = (
            max_tokens_field="max_tokens"),
     Preset(40, "siliconflow", "https://api.siliconflow.cn",
            endpoints=frozenset({"chat", "embeddings", "rerank", "audio_transcriptions", "audio_speech"}),
-           max_tokens_field="max_tokens"),
+           max_tokens_field="max_tokens", balance="siliconflow"),
     Preset(42, "mistral", "https://api.mistral.ai", endpoints=frozenset({"chat", "embeddings",
                                                                         "audio_transcriptions"}),
            stream_options=False, max_tokens_field="max_tokens", dropped=_MISTRAL_REFUSES,
            renamed=MappingProxyType({"seed": "random_seed"})),
     # completions: DeepSeek's FIM beta, where new-api calls it
     Preset(43, "deepseek", "https://api.deepseek.com", endpoints=frozenset({"chat", "completions"}),
-           paths=MappingProxyType({"completions": "/beta/completions"}), max_tokens_field="max_tokens"),
+           paths=MappingProxyType({"completions": "/beta/completions"}), max_tokens_field="max_tokens",
+           balance="deepseek"),
     Preset(45, "volcengine", "https://ark.cn-beijing.volces.com", api_root="/api/v3",
            endpoints=frozenset({"chat", "embeddings", "images", "responses"}), lists_models=False,
            max_tokens_field="max_tokens"),

@@ -22,6 +22,7 @@ from faregate.api import (
     JSONDecodeError,
     PassthroughStream,
     RequestSummary,
+    Services,
     StreamParser,
     UpstreamRequest,
     UpstreamTarget,
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
 
 #: a base URL's scheme → its WebSocket's (realtime sessions)
 WS_SCHEMES = {"http": "ws", "https": "wss"}
+#: yuan per dollar without the gateway's options at hand (new-api's default ``Price``, the
+#: ``USDExchangeRate`` option's default)
+DEFAULT_YUAN_PER_DOLLAR = 7.3
 
 
 def chat_url(base_url: str) -> str:
@@ -112,6 +116,8 @@ class OpenAICompatibleProvider(HttpJsonProvider):
     json_paths: ClassVar[Mapping[str, str]] = OPENAI_PATHS
     #: the vendor of each channel type; a type without a row is OpenAI's API at the channel's URL
     presets: ClassVar[Mapping[int, Preset]] = MappingProxyType({})
+    #: the running gateway (its ``USDExchangeRate`` converts yuan balances); None in unit tests
+    services: Services | None = None
 
     def preset(self, channel_type: int) -> Preset:
         return self.presets.get(channel_type) or OPENAI
@@ -218,13 +224,22 @@ class OpenAICompatibleProvider(HttpJsonProvider):
         return OpenAIPassthrough(summary)
 
     async def fetch_balance(self, target: UpstreamTarget, fetch: BalanceFetch) -> float | None:
-        """OpenAI's billing endpoints (see :mod:`faregate_adapter_openai.billing`) for the
-        types whose row says so (OpenAI, Custom, as new-api); other types cannot tell."""
+        """The balance API the type's row names (see :mod:`faregate_adapter_openai.billing`:
+        OpenAI's billing endpoints for OpenAI and Custom, DeepSeek's, OpenRouter's,
+        SiliconFlow's and Moonshot's own, as new-api), in dollars; other types cannot tell."""
         preset = self.presets.get(target.channel_type)
-        if preset is None or not preset.balance:
+        reader = billing.READERS.get(preset.balance) if preset is not None else None
+        if preset is None or reader is None:
             return None
-        return await billing.fetch_balance(dataclasses.replace(target, base_url=preset.base(target.base_url)),
-                                           fetch, self.auth_headers(target))
+        return await reader(dataclasses.replace(target, base_url=preset.base(target.base_url)), fetch,
+                            self.auth_headers(target), self.yuan_per_dollar())
+
+    def yuan_per_dollar(self) -> float:
+        """The ``USDExchangeRate`` option (yuan per dollar) in force."""
+        if self.services is None:
+            return DEFAULT_YUAN_PER_DOLLAR
+        rate = self.services.options.value("USDExchangeRate")
+        return float(rate) if isinstance(rate, int | float) and rate > 0 else DEFAULT_YUAN_PER_DOLLAR
 
 
 def websocket_url(url: str) -> str:
@@ -240,6 +255,9 @@ class OpenAIProvider(OpenAICompatibleProvider):
     presets = PRESETS
     default_base_url = ""  # per channel type: each row's own (the core's fallback would be one for all)
     model_catalog = MODEL_CATALOG
+
+    def __init__(self, services: Services | None = None) -> None:
+        self.services = services
 
     def fake_server(self, host: str, port: int, api_key: str | None) -> FakeOpenAI:
         """The fake OpenAI server (:mod:`faregate_adapter_openai.testing`)."""

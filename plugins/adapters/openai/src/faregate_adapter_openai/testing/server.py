@@ -22,8 +22,10 @@ legacy billing pair new-api reads balances from: ``GET /v1/dashboard/billing/sub
 (:attr:`FakeOpenAI.hard_limit_usd`, :attr:`FakeOpenAI.has_payment_method`) and ``GET
 /v1/dashboard/billing/usage?start_date=YYYY-MM-DD&end_date=YYYY-MM-DD`` (at most 100 days;
 :attr:`FakeOpenAI.total_usage` cents), ``GET /v1/realtime`` upgraded to a Realtime API WebSocket
-(:mod:`faregate_adapter_openai.testing.realtime`); anything else is OpenAI's 404. With a key set,
-``Authorization: Bearer <key>`` is required (else OpenAI's 401, the key masked).
+(:mod:`faregate_adapter_openai.testing.realtime`), the balance APIs of DeepSeek, OpenRouter,
+SiliconFlow and Moonshot (:mod:`.balances`, :attr:`FakeOpenAI.balances`); anything else is
+OpenAI's 404. With a key set, ``Authorization: Bearer <key>`` is required (else OpenAI's 401,
+the key masked).
 
 A :class:`Vendor` makes it another vendor's OpenAI-compatible API (its root, the fields it
 refuses, when it reports a stream's usage); :mod:`.azure` is Azure OpenAI's.
@@ -55,7 +57,7 @@ import orjson
 
 from faregate.testing import fake_server
 from faregate.testing.fake_server import FakeServer, Request, Response
-from faregate_adapter_openai.testing import alpha_search, audio, completions, images, realtime
+from faregate_adapter_openai.testing import alpha_search, audio, balances, completions, images, realtime
 from faregate_adapter_openai.testing.chat import (
     ChatInputError,
     completion_body,
@@ -135,6 +137,8 @@ class FakeOpenAI(FakeServer):
         self.hard_limit_usd = 120.0
         self.has_payment_method = True
         self.total_usage = 2050.0  # cents
+        #: what the vendors' own balance APIs report (DeepSeek, OpenRouter, SiliconFlow, Moonshot)
+        self.balances = balances.VendorBalances()
         #: the POST endpoints it serves, by path (each endpoint family adds its own)
         self.post_routes: dict[str, Callable[[Request, Response], Awaitable[None]]] = {
             "/v1/chat/completions": self._chat,
@@ -214,6 +218,8 @@ class FakeOpenAI(FakeServer):
     async def route(self, request: Request, response: Response) -> None:
         """Answer an authenticated request at OpenAI's ``request.path``."""
         path, method = request.path, request.method
+        if balances.answer(self.balances, request, response):  # the vendors' own balance APIs
+            return None
         if method == "POST" and path in self.post_routes:
             return await self.post_routes[path](request, response)
         if method == "GET" and path == realtime.PATH:
