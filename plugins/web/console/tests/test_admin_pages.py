@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -111,8 +112,11 @@ def test_redemption_codes_bulk_created_shown_once_and_listed(admin_page: Page) -
 class _Catalogue(BaseHTTPRequestHandler):
     """new-api's metadata catalogue (models.json / vendors.json under any locale)."""
 
+    delay = 0.0  # seconds before models.json is answered (a slow upstream)
+
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         if self.path.endswith("/models.json"):
+            time.sleep(self.delay)
             body = [{"model_name": MODEL, "description": "Small and fast", "vendor_name": "OpenAI", "tags": ""}]
         elif self.path.endswith("/vendors.json"):
             body = [{"name": "OpenAI", "description": "", "icon": ""}]
@@ -174,7 +178,13 @@ def test_models_vendors_missing_models_and_upstream_sync(admin_page: Page, chann
     dialog = page.get_by_role("dialog", name="Sync model metadata from upstream")
     expect(dialog.get_by_text("Differences (1)")).to_be_visible()
     dialog.get_by_label("description: here").check()
-    dialog.get_by_role("button", name="Sync now").click()
+    _Catalogue.delay = 0.8  # the sync reads the catalogue again: slowly, so its progress shows
+    try:
+        dialog.get_by_role("button", name="Sync now").click()
+        expect(dialog.get_by_role("status")).to_contain_text("Syncing: 0 models to create, 1 fields to overwrite")
+        expect(dialog.locator("progress")).to_be_visible()
+    finally:
+        _Catalogue.delay = 0.0
     expect(dialog).to_contain_text("0 models created, 0 vendors created, 1 models updated")
     dialog.get_by_role("button", name="Close").click()
     expect(row).to_contain_text("Small and fast")

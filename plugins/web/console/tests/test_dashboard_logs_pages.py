@@ -1,10 +1,11 @@
 """The dashboard (/console) and the usage logs (/console/log), after a few requests relayed
 with a real API key: the logs list them, a model filter narrows them, a row's details open,
-the export downloads the filtered rows; the dashboard's cards and its charts by model and
+the export downloads the filtered rows and counts them as they arrive; the dashboard's cards and its charts by model and
 by key are drawn (and follow the window down to a phone's width)."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 
@@ -65,12 +66,42 @@ def test_logs_are_listed_filtered_detailed_and_exported(admin_page: Page, relaye
     assert download.suggested_filename.endswith(".csv")
     lines = open(download.path(), encoding="utf-8").read().strip().splitlines()
     assert lines[0].startswith("id,created_at,type") and len(lines) == 2 and OTHER_MODEL in lines[1]
-    expect(page.locator(".export-status")).to_contain_text("Exported logs-")
+    status = page.locator(".export-status")
+    expect(status).to_contain_text("Exported logs-")
+    expect(status).to_contain_text(re.compile(r"Rows: 1, [\d.]+ K?B received"))
 
+    # the progress follows the stream: the export held after its first row shows that row
+    page.get_by_role("button", name="Reset").click()
+    expect(rows).to_have_count(3)
+    page.evaluate("""() => {
+        const real = window.fetch
+        let release
+        window.releaseExport = () => release()
+        const held = new Promise(resolve => { release = resolve })
+        window.fetch = async (url, init) => {
+            const res = await real(url, init)
+            if (!String(url).includes('/export')) return res
+            const text = await res.text()
+            const cut = text.indexOf('\\n') + 1
+            const bytes = new TextEncoder()
+            const body = new ReadableStream({ async start (out) {
+                out.enqueue(bytes.encode(text.slice(0, cut)))
+                await held
+                out.enqueue(bytes.encode(text.slice(cut)))
+                out.close()
+            } })
+            return new Response(body, { status: res.status, headers: res.headers })
+        }
+    }""")
     page.get_by_label("Export format").select_option("jsonl")
     with page.expect_download() as info:
         page.get_by_role("button", name="Export").click()
+        expect(status).to_have_attribute("aria-busy", "true")
+        expect(status).to_contain_text(re.compile(r"Exporting the matching logs… Rows: 1, [\d.]+ K?B received"))
+        page.evaluate("window.releaseExport()")
+        expect(status).to_contain_text(re.compile(r"Exported logs-\d+\.jsonl\. Rows: 3, [\d.]+ K?B received"))
     assert info.value.suggested_filename.endswith(".jsonl")
+    assert len(open(info.value.path(), encoding="utf-8").read().splitlines()) == 3
 
 
 def test_dashboard_cards_and_charts_by_model_and_key(admin_page: Page, relayed: None) -> None:

@@ -52,15 +52,38 @@ export async function api (path, { method = 'GET', body, params, signal } = {}) 
   return payload.data
 }
 
-/** A file from an authenticated route (a link cannot send New-Api-User). */
-export async function download (path, params, filename) {
+/** /api/pricing's whole answer: new-api puts group_ratio, usable_group and auto_groups
+ *  beside data (each model's enable_groups: the caller's groups serving it). */
+export async function loadPricing () {
+  const res = await fetch('/api/pricing', { headers: headers(), credentials: 'same-origin' })
+  let body
+  try { body = await res.json() } catch { throw new ApiError(`HTTP ${res.status}`, res.status) }
+  if (!res.ok || !body || body.success === false) throw new ApiError(body?.message || `HTTP ${res.status}`, res.status)
+  return body
+}
+
+/** A file from an authenticated route (a link cannot send New-Api-User), read piece by
+ *  piece as it streams in: `onPiece(bytesSoFar, text)` after each, for a progress display. */
+export async function download (path, params, filename, onPiece) {
   const res = await fetch(path + query(params), { headers: headers({ Accept: '*/*' }), credentials: 'same-origin' })
   if (!res.ok) {
     let message = `HTTP ${res.status}`
     try { message = (await res.json()).message || message } catch {}
     throw new ApiError(message, res.status)
   }
-  saveBlob(await res.blob(), filename)
+  const reader = res.body.getReader()
+  const decoder = new TextDecoder()
+  const pieces = []
+  let received = 0
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) break
+    pieces.push(value)
+    received += value.byteLength
+    if (onPiece) onPiece(received, decoder.decode(value, { stream: true }))
+  }
+  saveBlob(new Blob(pieces, { type: res.headers.get('Content-Type') || '' }), filename)
+  return received
 }
 
 /** Hands the browser a file to save (a link clicked on an object URL). */

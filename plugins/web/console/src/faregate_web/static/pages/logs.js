@@ -48,6 +48,7 @@ export const strings = {
     export: 'Export',
     exporting: 'Exporting the matching logs…',
     exported: 'Exported {file}.',
+    exportFigures: 'Rows: {rows}, {size} received.',
     exportFailed: 'The export failed: {message}'
   },
   'zh-CN': {
@@ -86,6 +87,7 @@ export const strings = {
     export: '导出',
     exporting: '正在导出符合条件的日志…',
     exported: '已导出 {file}。',
+    exportFigures: '已接收 {rows} 行，{size}。',
     exportFailed: '导出失败：{message}'
   }
 }
@@ -164,20 +166,41 @@ function Filters ({ admin, values, onSearch, onReset }) {
   </form>`
 }
 
-function Export ({ path, params }) {
+/** Counts the rows of an export as its text arrives: JSON Lines' lines; CSV's line ends
+ *  outside quotes (a quoted cell may hold a line break), less the header line. */
+export function rowCounter (format) {
+  let ends = 0
+  let quoted = false
+  return text => {
+    for (const ch of text) {
+      if (ch === '"' && format === 'csv') quoted = !quoted
+      else if (ch === '\n' && !quoted) ends++
+    }
+    return format === 'csv' ? Math.max(0, ends - 1) : ends
+  }
+}
+
+const sizeText = bytes => (bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KB`)
+
+function Export ({ admin, params }) {
   const [format, setFormat] = useState('csv')
-  const [state, setState] = useState(null) // null | {running} | {done: file} | {error: message}
+  // null | {running, rows, bytes} | {done: file, rows, bytes} | {error: message}
+  const [state, setState] = useState(null)
   const run = async () => {
     const file = `logs-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}.${format}`
-    setState({ running: true })
+    const count = rowCounter(format)
+    let rows = 0
+    setState({ running: true, rows: 0, bytes: 0 })
     try {
-      await download(path, { ...params, format }, file)
-      setState({ done: file })
+      const bytes = await download(admin ? '/api/log/export' : '/api/log/self/export', { ...params, format }, file,
+        (received, text) => { rows = count(text); setState({ running: true, rows, bytes: received }) })
+      setState({ done: file, rows, bytes })
     } catch (e) {
       setState({ error: e.message })
       toast(t('exportFailed', { message: e.message }), 'bad')
     }
   }
+  const figures = s => t('exportFigures', { rows: numberText(s.rows), size: sizeText(s.bytes) })
   return html`<div class="log-export">
     <label class="check"><span>${t('format')}</span>
       <select name="format" value=${format} onChange=${e => setFormat(e.target.value)}>
@@ -185,9 +208,9 @@ function Export ({ path, params }) {
         <option value="jsonl">JSON Lines</option>
       </select></label>
     <button type="button" onClick=${run} disabled=${Boolean(state?.running)} aria-busy=${Boolean(state?.running)}>${t('export')}</button>
-    <p class="export-status" role="status" aria-live="polite">
-      ${state?.running ? html`<progress aria-label=${t('exporting')}></progress> ${t('exporting')}` : null}
-      ${state?.done ? t('exported', { file: state.done }) : null}
+    <p class="export-status" role="status" aria-live="polite" aria-busy=${Boolean(state?.running)}>
+      ${state?.running ? html`<progress aria-label=${t('exporting')}></progress> ${t('exporting')} ${figures(state)}` : null}
+      ${state?.done ? `${t('exported', { file: state.done })} ${figures(state)}` : null}
       ${state?.error ? html`<span class="error">${t('exportFailed', { message: state.error })}</span>` : null}
     </p>
   </div>`
@@ -235,7 +258,7 @@ export default function Logs () {
         <div><dt>${t('rpm')}</dt><dd>${stat ? numberText(stat.rpm) : '…'}</dd></div>
         <div><dt>${t('tpm')}</dt><dd>${stat ? numberText(stat.tpm) : '…'}</dd></div>
       </dl>
-      <${Export} path=${`${base}/export`} params=${params} />
+      <${Export} admin=${admin} params=${params} />
     </div>
     <${ErrorText} error=${error} />
     ${loading && !list ? html`<p class="loading" role="status">${common('loading')}</p>` : null}

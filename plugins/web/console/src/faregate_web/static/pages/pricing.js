@@ -5,7 +5,7 @@
 // site's currency (USD, or CNY / a custom one at the site's rate).
 import { useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
-import { ApiError, headers } from '../lib/api.js'
+import { loadPricing } from '../lib/api.js'
 import { moneyText } from '../lib/format.js'
 import { translator } from '../lib/i18n.js'
 import { t as common } from '../lib/strings.js'
@@ -70,15 +70,6 @@ const t = translator(strings)
 
 // new-api: model ratio 1 = $0.002 per 1K tokens = $2 per 1M
 const USD_PER_MILLION_AT_RATIO_1 = 2
-
-/** /api/pricing's whole answer: new-api puts group_ratio and usable_group beside data. */
-async function loadPricing () {
-  const res = await fetch('/api/pricing', { headers: headers(), credentials: 'same-origin' })
-  let body
-  try { body = await res.json() } catch { throw new ApiError(`HTTP ${res.status}`, res.status) }
-  if (!res.ok || !body || body.success === false) throw new ApiError(body?.message || `HTTP ${res.status}`, res.status)
-  return body
-}
 
 const money = (usd, status) => moneyText(usd, status, 6)
 

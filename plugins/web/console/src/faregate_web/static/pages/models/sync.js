@@ -1,6 +1,8 @@
 // The upstream sync, as new-api's: a preview first (what would be created, which rows
 // differ from upstream), then the sync of what the admin keeps checked. Both steps can
-// take a while (the upstream catalogue is fetched each time): a progress bar says so.
+// take a while (the upstream catalogue is fetched each time): a progress bar says so, and
+// the sync says how many items it is doing (the route is one request: its counts come at
+// the end, so the bar itself cannot move).
 import { useEffect, useState } from 'preact/hooks'
 import { html } from '../../lib/html.js'
 import { api } from '../../lib/api.js'
@@ -75,13 +77,14 @@ export function SyncDialog () {
   }
   useEffect(load, [])
   const run = body => {
-    setState({ stage: 'running' })
+    const fields = body.overwrite.reduce((n, o) => n + o.fields.length, 0)
+    setState({ stage: 'running', create: body.create.length, fields })
     api('/api/models/sync_upstream', { method: 'POST', body }).then(
       result => setState({ stage: 'done', result }),
       error => setState({ stage: 'error', error }))
   }
   if (state.stage === 'loading') return html`<${Busy} text=${t('syncLoading')} />`
-  if (state.stage === 'running') return html`<${Busy} text=${t('syncRunning')} />`
+  if (state.stage === 'running') return html`<${Busy} text=${t('syncRunning', { create: state.create, fields: state.fields })} />`
   if (state.stage === 'error') {
     return html`<div class="adm-stack"><${ErrorText} error=${state.error} />
       <div class="row"><button type="button" onClick=${load}>${t('syncRetry')}</button></div></div>`
