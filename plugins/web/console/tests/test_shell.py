@@ -1,5 +1,6 @@
 """The page shell: every console path answers it with a strict policy; assets are served
-with it too; paths outside the console stay the gateway's own."""
+with it too; paths outside the console stay the gateway's own. The console's scripts call
+only operations of the OpenAPI document (and the spec's playground route)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import httpx
 from playwright.sync_api import Page, expect
 
 from faregate_web.testing import Web
+from faregate_web.testing.calls import Call, console_calls
 
 
 def test_every_page_path_answers_the_shell_with_a_strict_policy(web: Web) -> None:
@@ -65,3 +67,29 @@ def test_every_page_speaks_english_and_chinese_in_full(web: Web, page: Page) -> 
         return gaps
     }""", modules)
     assert gaps == {}, gaps
+
+
+def _documented(doc: dict, call: Call) -> bool:  # type: ignore[type-arg]
+    """``call`` is an operation of the document: same method, each path segment the same
+    or a parameter (``{…}`` in the document, ``{}`` where the script fills it in)."""
+    wanted = call.path.split("/")
+    for template, operations in doc["paths"].items():
+        parts = template.split("/")
+        if call.method.lower() in operations and len(parts) == len(wanted) and all(
+                a == b or a.startswith("{") or "{}" in b for a, b in zip(parts, wanted, strict=True)):
+            return True
+    return False
+
+
+def test_the_console_calls_only_documented_routes(web: Web) -> None:
+    from faregate_web.site import STATIC
+
+    calls, problems = console_calls(STATIC)
+    assert not problems, "\n".join(problems)
+    assert len({(c.method, c.path) for c in calls}) > 100  # the reader found the console's calls
+    doc = httpx.get(web.base_url + "/api/openapi.json").json()
+    strays = sorted(f"{c.method} {c.path} ({c.where})" for c in calls
+                    if c.path.startswith("/api/") and not _documented(doc, c))
+    assert not strays, "the console calls routes the OpenAPI document does not have:\n" + "\n".join(strays)
+    # outside /api, only the spec's playground route (the relay's, not the management API's)
+    assert {(c.method, c.path) for c in calls if not c.path.startswith("/api/")} == {("POST", "/pg/chat/completions")}
