@@ -1,6 +1,7 @@
 // Personal settings, security: two-factor authentication (the totp plugin's /api/user/2fa/…)
 // and the passkey (the passkeys plugin's /api/user/passkey…). A section whose plugin is not
-// installed (its status route answers 404) is not shown. Registering or deleting a passkey
+// installed is not shown: the core then answers its routes HTTP 200 with success false
+// (management/missing_methods.py), which the installed plugin's status route never does. Registering or deleting a passkey
 // needs a secure verification first (POST /api/verify: the 2FA code, the passkey, or the
 // account password when the account has neither).
 import { useState } from 'preact/hooks'
@@ -93,9 +94,10 @@ export const strings = {
 }
 const t = translator(strings)
 
-/** A plugin's status: {data} when its route exists, {absent: true} on a 404. */
+/** A plugin's status: its data when the plugin is installed; {absent: true} when the core
+ *  answers for the missing plugin (HTTP 200, success false) or, on an older core, 404. */
 const optional = path => api(path).catch(e => {
-  if (e.status === 404) return { absent: true }
+  if (e.status === 200 || e.status === 404) return { absent: true }
   throw e
 })
 
