@@ -1,7 +1,8 @@
 """Login sessions (issue 16): a login always starts a fresh session, so a cookie planted
 before it never becomes a login (fixation); a password change ends every other session of
 the user, on every worker and node at once (the session version travels with the change
-feed), and keeps the changer's own, re-issued; a role change ends the user's sessions."""
+feed), and keeps the changer's own, re-issued; a role change ends the user's sessions; a
+logout ends its session on the server, so a copy of the cookie is refused everywhere too."""
 
 from __future__ import annotations
 
@@ -82,6 +83,39 @@ async def test_a_role_change_ends_the_users_sessions(gateway: GatewayServer, adm
     await bob.close()
 
 
+async def test_a_logout_ends_copies_of_the_cookie(gateway: GatewayServer, admin: AdminClient,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from faregate.accounts import sessions
+
+    laptop = await _user(admin, "carol")
+    phone = AdminClient(gateway.base_url)
+    phone.user_id = (await phone.ok("POST", "/api/user/login", json={"username": "carol",
+                                                                    "password": ROOT_PASSWORD}))["id"]
+    copied = laptop.http.cookies.get("session") or ""
+    async with httpx.AsyncClient(base_url=gateway.base_url) as bare:
+        assert await _self_ok(bare, laptop.user_id, copied)
+        await laptop.ok("GET", "/api/user/logout")
+        assert not await _self_ok(bare, laptop.user_id, copied)  # ended on the server, not only in this browser
+        assert (await phone.ok("GET", "/api/user/self"))["username"] == "carol"  # only that session
+        # an access token is no session: it goes on
+        token = await phone.ok("GET", "/api/user/token")
+        by_token = await bare.get("/api/user/self", headers={"Authorization": token,
+                                                             "New-Api-User": str(phone.user_id)})
+        assert by_token.json()["success"] is True
+    # logging in and out in a loop cannot grow the list without end: past its cap, a logout
+    # ends every session of the user
+    monkeypatch.setattr(sessions, "MAX_ENDED_PER_USER", 2)
+    for ended in (2, 3):
+        await laptop.ok("POST", "/api/user/login", json={"username": "carol", "password": ROOT_PASSWORD})
+        await laptop.ok("GET", "/api/user/logout")
+        if ended == 2:  # still remembered one by one
+            assert (await phone.ok("GET", "/api/user/self"))["username"] == "carol"
+    assert await m.AuthFlow.filter(purpose=sessions.ENDED, user_id=laptop.user_id).count() == 0
+    assert (await phone.call("GET", "/api/user/self"))["success"] is False
+    await laptop.close()
+    await phone.close()
+
+
 @pytest.fixture
 def redis_available() -> None:
     import redis
@@ -94,7 +128,8 @@ def redis_available() -> None:
 
 def test_sessions_travel_between_nodes_and_die_everywhere(tmp_path: object, redis_available: None) -> None:
     """Two nodes sharing the database, SESSION_SECRET and Redis: a session made on one is
-    good on the other, and a password changed on one ends it on the other at once."""
+    good on the other, and a password changed, or a logout, on one ends it on the other at
+    once."""
     shared = {"FAREGATE_DB_URL": f"sqlite://{tmp_path}/shared.db", "FAREGATE_CRYPTO_SECRET": "shared-crypto",
               "FAREGATE_SESSION_SECRET": "shared-session", "FAREGATE_REDIS_URL": "redis://127.0.0.1:6379/0",
               "FAREGATE_SYNC_INTERVAL": "3600"}  # only the change feed's signal may carry the change
@@ -117,6 +152,15 @@ def test_sessions_travel_between_nodes_and_die_everywhere(tmp_path: object, redi
         deadline = time.monotonic() + 2
         while httpx.get(node_b.base_url + "/api/user/self", headers=headers).json()["success"]:
             assert time.monotonic() < deadline, "the revoked session still works on the other node"
+            time.sleep(0.05)
+        # a logout on one node ends the session, copies included, on the other
+        other.post("/api/user/login", json={"username": "root", "password": NEW_PASSWORD})
+        headers["Cookie"] = f"session={other.cookies.get('session')}"
+        assert httpx.get(node_b.base_url + "/api/user/self", headers=headers).json()["success"] is True
+        assert other.get("/api/user/logout").json()["success"] is True
+        deadline = time.monotonic() + 2
+        while httpx.get(node_b.base_url + "/api/user/self", headers=headers).json()["success"]:
+            assert time.monotonic() < deadline, "the logged-out session still works on the other node"
             time.sleep(0.05)
         a.close()
         other.close()

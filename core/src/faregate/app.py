@@ -9,6 +9,7 @@ from quart import Quart
 from quart.sessions import SecureCookieSession, SecureCookieSessionInterface
 from quart.wrappers import BaseRequestWebsocket
 
+from faregate.accounts.sessions import SESSION_LIFETIME
 from faregate.edge import errors, health, keep_alive, request_ids, routes
 from faregate.edge.proxies import TrustedProxies
 from faregate.gateway import Gateway
@@ -39,7 +40,7 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SECURE=bool(gateway.settings.secure_cookies),
-        PERMANENT_SESSION_LIFETIME=30 * 24 * 3600,
+        PERMANENT_SESSION_LIFETIME=SESSION_LIFETIME,
         BODY_TIMEOUT=gateway.settings.body_timeout,
         # None: Quart then sends without wrapping each response in a wait_for task (its
         # default 60 s would also cut streams); answers here are small or are streams

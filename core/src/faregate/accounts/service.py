@@ -15,7 +15,7 @@ from tortoise.exceptions import IntegrityError
 
 from faregate.accounts.flows import Flows
 from faregate.accounts.login import complete_login
-from faregate.accounts.sessions import renew_own_session, revoke_sessions
+from faregate.accounts.sessions import live_login, renew_own_session, revoke_sessions
 from faregate.accounts.signup import SignupError, create_account
 from faregate.db import models as m
 from faregate.security.passwords import check_login_password, hash_password_async
@@ -115,7 +115,7 @@ class Accounts:
         from quart import session
 
         user = self._gw.snapshot.users.get(int(session.get("id") or 0))
-        if user is None or session.get("sv", 0) != user.session_version or user.status != m.USER_ENABLED:
+        if user is None or not live_login(user, session) or user.status != m.USER_ENABLED:
             return None
         return user
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from faregate import hookimpl
+from faregate.accounts.sessions import live_login
 from faregate.contracts import Authenticator
 from faregate.db import models as m
 from faregate.principals import AuthRequest, Principal, bearer_token
@@ -25,8 +26,9 @@ class SessionAuthenticator:
             return None
         user = self.services.user(session["id"])
         # a session from before a password change (or a role change, a removed second
-        # factor) carries an older version: revoked, on every worker, with no database read
-        if user is None or session.get("sv", 0) != user.session_version:
+        # factor) carries an older version, a logged-out one an ended sid: revoked, on every
+        # worker, with no database read
+        if user is None or not live_login(user, session):
             return None
         return Principal(user=user, group=user.group, via="session")
 

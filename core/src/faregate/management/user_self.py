@@ -67,7 +67,7 @@ async def self_groups(me: Principal) -> Response:
 async def usable_groups() -> Response:
     """The same without a session too: a visitor sees the groups every user may use
     (``UserUsableGroups``), a logged-in user also their own."""
-    user = gateway().snapshot.users.get(int(session.get("id") or 0))
+    user = gateway().services.accounts.session_user()
     return _groups(user.group if user is not None else "")
 
 

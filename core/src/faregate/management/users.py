@@ -9,11 +9,12 @@ import time
 from typing import Annotated, Any, Literal, cast
 
 from pydantic import Field, StringConstraints
-from quart import Blueprint, Response, current_app, request, session
+from quart import Blueprint, Response, current_app, request
 from quart_schema import document_response, validate_request
 from tortoise.exceptions import IntegrityError
 
 from faregate.accounts.login import complete_login
+from faregate.accounts.sessions import end_session
 from faregate.db import models as m
 from faregate.management.common import (
     fail,
@@ -221,7 +222,9 @@ async def login(data: Login) -> Response:
 @public
 @document_response(Done)
 async def logout() -> Response:
-    session.clear()
+    """Ends this login on every worker and node: a copy of the cookie stops working too."""
+    gw = gateway()
+    await end_session(gw.feed, gw.snapshot.users)
     return ok()
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faregate import jsonutil
+from faregate.accounts.sessions import ended_sessions, ended_sessions_by_user
 from faregate.db import models as m
 from faregate.errors import GatewayError
 from faregate.security.crypto import SecretBox
@@ -47,6 +48,8 @@ class UserEntry:
     group: str
     #: a login session carrying another number was revoked (users.session_version)
     session_version: int = 0
+    #: the markers of the user's logged-out sessions (faregate.accounts.sessions.ended_marker)
+    ended_sessions: frozenset[str] = frozenset()
 
 
 #: a multi-key channel's per-key status (``channel_info.multi_key_status_list``): absent means enabled
@@ -228,7 +231,11 @@ class Snapshot:
             tokens[entry.key_hash] = entry
         self.tokens_by_hash = tokens
         self.tokens_by_id = {t.id: t for t in tokens.values()}
-        self.users = {row.id: user_entry(row) for row in await m.User.all()}
+        users = {row.id: user_entry(row) for row in await m.User.all()}
+        for user_id, ended in (await ended_sessions_by_user()).items():
+            if user_id in users:
+                users[user_id].ended_sessions = ended
+        self.users = users
         self.channels = {row.id: channel_entry(row, self.box) for row in await m.Channel.all()}
         await self.load_options()
         await self.rebuild_routes()
@@ -249,7 +256,9 @@ class Snapshot:
         if row is None:
             self.users.pop(user_id, None)
         else:
-            self.users[user_id] = user_entry(row)
+            entry = user_entry(row)
+            entry.ended_sessions = await ended_sessions(user_id)
+            self.users[user_id] = entry
 
     async def load_channel(self, channel_id: int) -> None:
         row = await m.Channel.get_or_none(id=channel_id)
