@@ -3,8 +3,9 @@ the fake OpenAI provider behind it, and Debian's Chromium driven by Playwright (
 downloaded browser). Every page fixture fails its test on any console error or uncaught
 exception. Needs ``playwright`` (a test dependency; the plugin itself does not).
 
-Screenshots go to ``$FAREGATE_ARTIFACTS/web`` (default ``test-artifacts/web`` in the
-current directory), kept by CI as the pages' pictures."""
+Screenshots go to ``$FAREGATE_ARTIFACTS/web``, else ``test-artifacts/web`` under pytest's
+root directory (the repository): the pages' pictures a run leaves behind. At the end of the
+run every screenshot it took must be there, a non-empty PNG."""
 
 from __future__ import annotations
 
@@ -28,7 +29,11 @@ from faregate_adapter_openai.testing import FakeOpenAI, Fault
 CHROMIUM = os.environ.get("FAREGATE_CHROMIUM", "/usr/bin/chromium")
 ROOT_PASSWORD = "web-root-password"
 MODEL = "gpt-4o-mini"
-ARTIFACTS = Path(os.environ.get("FAREGATE_ARTIFACTS", "test-artifacts")) / "web"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: the pages a signed-in root can open (the router's main pages), for loops over them all
+MAIN_PAGES = ("/", "/about", "/pricing", "/console", "/console/playground", "/console/token", "/console/log",
+              "/console/topup", "/console/personal", "/console/channel", "/console/user", "/console/redemption",
+              "/console/models", "/console/setting")
 # the flags the machine notes give for a closed network: no background connections
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
@@ -51,6 +56,10 @@ class ThreadedFake:
     @property
     def base_url(self) -> str:
         return str(self.fake.base_url)
+
+    def chat_requests(self) -> list[dict[str, Any]]:
+        """The chat requests the fake received, oldest first (each ``{path, headers, json, …}``)."""
+        return [r for r in list(self.fake.requests) if r["path"].endswith("/chat/completions")]
 
     def push_fault(self, fault: Fault) -> None:
         self.loop.call_soon_threadsafe(self.fake.push_fault, fault)
@@ -178,6 +187,34 @@ def register_user(web: Web, username: str, password: str = "user-password-1") ->
     assert body["success"], body
 
 
-def screenshot(page: Page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+class Artifacts:
+    """Where this run's screenshots go, and which it took."""
+
+    folder = Path(os.environ.get("FAREGATE_ARTIFACTS", "test-artifacts")) / "web"
+    taken: list[Path] = []
+
+
+def is_png(path: Path) -> bool:
+    """A non-empty PNG file (its signature and more)."""
+    with path.open("rb") as f:
+        head = f.read(len(PNG_SIGNATURE) + 1)
+    return head.startswith(PNG_SIGNATURE) and len(head) > len(PNG_SIGNATURE)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def web_artifacts(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """The screenshots' folder (``$FAREGATE_ARTIFACTS/web`` or ``<pytest root>/test-artifacts/web``);
+    at the end of the run, each screenshot taken must be there as a PNG."""
+    base = os.environ.get("FAREGATE_ARTIFACTS")
+    Artifacts.folder = (Path(base) if base else request.config.rootpath / "test-artifacts") / "web"
+    yield Artifacts.folder
+    missing = [str(p) for p in Artifacts.taken if not p.is_file() or not is_png(p)]
+    assert not missing, f"screenshots missing or not PNG: {missing}"
+
+
+def screenshot(page: Page, name: str) -> Path:
+    Artifacts.folder.mkdir(parents=True, exist_ok=True)
+    path = Artifacts.folder / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    Artifacts.taken.append(path)
+    return path

@@ -7,7 +7,7 @@ import { translator } from '../lib/i18n.js'
 import { quotaText, timeText } from '../lib/format.js'
 import { useSession } from '../lib/session.js'
 import { t as common } from '../lib/strings.js'
-import { ActionButton, ErrorText, Field, Modal, Page, Pager, Table, copyText, formValues, toast, useAsync } from '../lib/ui.js'
+import { ActionButton, ErrorText, Field, Modal, Page, Pager, Table, copyText, toast, useAsync } from '../lib/ui.js'
 
 export const strings = {
   en: {
@@ -75,14 +75,27 @@ const toLocalInput = seconds => {
 function KeyForm ({ row, groups, onDone }) {
   const { status } = useSession()
   const [error, setError] = useState(null)
-  const [quota, setQuota] = useState(row ? row.remain_quota : 500000)
+  // every field held here: a re-render (the quota's hint follows the typing) keeps what was typed
+  const [v, setV] = useState(() => ({
+    name: row?.name || '',
+    unlimited_quota: !!row?.unlimited_quota,
+    remain_quota: row ? row.remain_quota : 500000,
+    expires: toLocalInput(row?.expired_time),
+    group: row?.group || '',
+    model_limits_enabled: !!row?.model_limits_enabled,
+    model_limits: row?.model_limits || '',
+    allow_ips: row?.allow_ips || ''
+  }))
+  const set = name => e => {
+    const el = e.currentTarget
+    setV(old => ({ ...old, [name]: el.type === 'checkbox' ? el.checked : el.value }))
+  }
   const submit = async e => {
     e.preventDefault()
-    const v = formValues(e.currentTarget)
     const body = {
       name: v.name,
       unlimited_quota: v.unlimited_quota,
-      remain_quota: v.remain_quota ?? 0,
+      remain_quota: v.remain_quota === '' ? 0 : Number(v.remain_quota),
       expired_time: v.expires ? Math.floor(new Date(v.expires).getTime() / 1000) : -1,
       model_limits_enabled: v.model_limits_enabled,
       model_limits: v.model_limits.split(',').map(s => s.trim()).filter(Boolean).join(','),
@@ -96,24 +109,23 @@ function KeyForm ({ row, groups, onDone }) {
     } catch (err) { setError(err) }
   }
   return html`<form class="form-grid" onSubmit=${submit}>
-    <${Field} label=${t('name')} wide><input name="name" required maxlength="50" value=${row?.name || ''} /></${Field}>
-    <label class="check field wide"><input type="checkbox" name="unlimited_quota" checked=${row?.unlimited_quota} /> ${t('unlimited')}</label>
-    <${Field} label=${t('quota')} hint=${t('quotaHint', { amount: quotaText(quota, { ...status, display_in_currency: true }) })}>
-      <input name="remain_quota" type="number" min="0" max="1000000000000" step="1" value=${quota}
-        onInput=${e => setQuota(Number(e.target.value))} />
+    <${Field} label=${t('name')} wide><input name="name" required maxlength="50" value=${v.name} onInput=${set('name')} /></${Field}>
+    <label class="check field wide"><input type="checkbox" name="unlimited_quota" checked=${v.unlimited_quota} onChange=${set('unlimited_quota')} /> ${t('unlimited')}</label>
+    <${Field} label=${t('quota')} hint=${t('quotaHint', { amount: quotaText(Number(v.remain_quota), { ...status, display_in_currency: true }) })}>
+      <input name="remain_quota" type="number" min="0" max="1000000000000" step="1" value=${v.remain_quota} onInput=${set('remain_quota')} />
     </${Field}>
     <${Field} label=${t('expires')} hint=${t('expiresHint')}>
-      <input name="expires" type="datetime-local" value=${toLocalInput(row?.expired_time)} />
+      <input name="expires" type="datetime-local" value=${v.expires} onInput=${set('expires')} />
     </${Field}>
     <${Field} label=${t('group')}>
-      <select name="group" value=${row?.group || ''}>
+      <select name="group" value=${v.group} onChange=${set('group')}>
         <option value="">${t('groupDefault')}</option>
         ${groups.map(g => html`<option value=${g}>${g}</option>`)}
       </select>
     </${Field}>
-    <label class="check field wide"><input type="checkbox" name="model_limits_enabled" checked=${row?.model_limits_enabled} /> ${t('limitModels')}</label>
-    <${Field} label=${t('models')} wide><input name="model_limits" maxlength="10000" value=${row?.model_limits || ''} /></${Field}>
-    <${Field} label=${t('ips')} wide><textarea name="allow_ips" maxlength="10000" value=${row?.allow_ips || ''} /></${Field}>
+    <label class="check field wide"><input type="checkbox" name="model_limits_enabled" checked=${v.model_limits_enabled} onChange=${set('model_limits_enabled')} /> ${t('limitModels')}</label>
+    <${Field} label=${t('models')} wide><input name="model_limits" maxlength="10000" value=${v.model_limits} onInput=${set('model_limits')} /></${Field}>
+    <${Field} label=${t('ips')} wide><textarea name="allow_ips" maxlength="10000" value=${v.allow_ips} onInput=${set('allow_ips')} /></${Field}>
     <button type="submit">${common('save')}</button>
     <${ErrorText} error=${error} />
   </form>`

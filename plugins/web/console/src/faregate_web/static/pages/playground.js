@@ -1,12 +1,16 @@
 // The playground: pick a group and a model, set the sampling parameters, and chat through
 // /pg/chat/completions with the login session (billed and logged like any request). The
-// reply streams in and can be stopped; the conversation continues turn after turn.
+// reply streams in and can be stopped; the conversation continues turn after turn. The
+// models offered are the user's (/api/user/models) that the chosen group serves (each
+// model's enable_groups in /api/pricing; `auto`: any of its groups), reloaded when the
+// group changes.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
-import { api, headers } from '../lib/api.js'
+import { api, headers, loadPricing } from '../lib/api.js'
 import { translator } from '../lib/i18n.js'
 import { renderMarkdown } from '../lib/markdown.js'
 import { sseData } from '../lib/sse.js'
+import { useSession } from '../lib/session.js'
 import { ErrorText, Field, Page, useAsync } from '../lib/ui.js'
 
 export const strings = {
@@ -79,6 +83,15 @@ function loadConfig () {
   try { return JSON.parse(localStorage.getItem(SAVED)) || {} } catch { return {} }
 }
 
+/** The user's models that `group` serves. */
+async function modelsOf (group) {
+  const [mine, pricing] = await Promise.all([api('/api/user/models'), loadPricing()])
+  const serving = new Set(group === 'auto' ? pricing.auto_groups || [] : [group])
+  const served = new Set((pricing.data || []).filter(p => (p.enable_groups || []).some(g => serving.has(g)))
+    .map(p => p.model_name))
+  return (mine || []).filter(name => served.has(name))
+}
+
 function Message ({ m }) {
   if (m.role === 'user') {
     return html`<article class="message user"><span class="role">${t('you')}</span>${m.content}</article>`
@@ -94,13 +107,15 @@ function Message ({ m }) {
 
 export default function Playground () {
   const saved = loadConfig()
+  const { user } = useSession()
   const [config, setConfig] = useState({ group: '', model: '', system: '', stream: true, on: {}, values: {}, ...saved })
   const [messages, setMessages] = useState([])
   const [busy, setBusy] = useState(false)
   const controller = useRef(null)
   const bottom = useRef(null)
   const groups = useAsync(() => api('/api/user/self/groups'), [])
-  const models = useAsync(() => api('/api/user/models'), [])
+  const group = config.group || user.group
+  const models = useAsync(() => modelsOf(group), [group])
 
   useEffect(() => { localStorage.setItem(SAVED, JSON.stringify(config)) }, [config])
   useEffect(() => { bottom.current?.scrollIntoView({ block: 'end' }) }, [messages])
