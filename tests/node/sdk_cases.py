@@ -105,11 +105,18 @@ def node_ready() -> bool:
                        "set FAREGATE_SKIP_NODE=1 on a machine without Node.js")
 
 
+async def add_prices(admin: Any, option: str, prices: dict[str, float]) -> None:
+    """``prices`` added to the gateway's table ``option`` (a stored table replaces the built-in one
+    whole, as new-api's: the built-in prices of the other models are kept by reading it first)."""
+    table = next(o["value"] for o in await admin.ok("GET", "/api/option/") if o["key"] == option)
+    await admin.set_option(option, {**jsonutil.loads(table or "{}"), **prices})
+
+
 async def add_channels(admin: Any, *, openai_base: str, jina_base: str, codex_base: str) -> str:
     """The prices and channels every case needs; a key of :data:`QUOTA`."""
-    await admin.set_option("ModelRatio", {INSTRUCT: 0.75, CHAT: 0.075, CHAT_ONLY: 0.135, TRANSCRIBE: 1.25,
-                                          RERANKER: 0.01, "*-openai-compact": 0.5})
-    await admin.set_option("ModelPrice", {SEARCH: 0.01})
+    await add_prices(admin, "ModelRatio", {INSTRUCT: 0.75, CHAT: 0.075, CHAT_ONLY: 0.135, TRANSCRIBE: 1.25,
+                                           RERANKER: 0.01, "*-openai-compact": 0.5})
+    await add_prices(admin, "ModelPrice", {SEARCH: 0.01})
     await admin.add_channel(base_url=openai_base, models=",".join(OPENAI_MODELS), name="openai")
     await admin.add_channel(base_url=openai_base, models=CHAT_ONLY, type=43, name="chat-only")
     await admin.add_channel(base_url=jina_base, models=RERANKER, type=38, name="jina")
