@@ -75,3 +75,25 @@ def test_audio_output_tokens_at_the_audio_ratio_times_the_audio_completion_ratio
     assert usage_quota(price, usage) / 500_000 == pytest.approx((400 + 16_000 + 160 + 1_600 + 12_800) / 1e6)
     # audio output counts only within the output
     assert usage_quota(price, Usage(output_tokens=10, output_audio_tokens=99)) == round(10 * 8 * 2 * 2)
+
+
+def test_cache_writes_at_the_create_cache_ratio_and_one_hour_writes_higher() -> None:
+    """new-api's cache formula with a non-default CreateCacheRatio (2, not 1.25): the input
+    without cache reads and writes at 1, reads at CacheRatio, 5-minute writes at CreateCacheRatio,
+    one-hour writes at CreateCacheRatio × 1.6 (Anthropic's 2× against 1.25× the input price)."""
+    price = Price(model_ratio=1.5, completion_ratio=5, cache_ratio=0.1, cache_write_ratio=2.0)
+    usage = Usage(input_tokens=2000, output_tokens=100, cache_read_tokens=1000, cache_write_tokens=600,
+                  cache_write_1h_tokens=200)
+    fresh, read, write_5m, write_1h, out = 400, 1000, 400, 200, 100
+    assert usage_quota(price, usage) == round((fresh + read * 0.1 + write_5m * 2.0 + write_1h * 3.2 + out * 5) * 1.5)
+    # the ratio is the one configured: at the default 1.25 the same usage costs less
+    assert usage_quota(price, usage) > usage_quota(Price(model_ratio=1.5, completion_ratio=5, cache_ratio=0.1,
+                                                         cache_write_ratio=1.25), usage)
+    # in dollars, Claude Sonnet's list prices per million ($3 in, $3.75 5-minute write, $6 one-hour
+    # write, $0.30 read, $15 out) with CreateCacheRatio 1.25
+    sonnet = Price(model_ratio=1.5, completion_ratio=5, cache_ratio=0.1, cache_write_ratio=1.25)
+    dollars = (fresh * 3 + read * 0.30 + write_5m * 3.75 + write_1h * 6 + out * 15) / 1e6
+    assert usage_quota(sonnet, usage) / 500_000 == pytest.approx(dollars, abs=1e-6)
+    # one-hour writes count only within the writes (an upstream's inconsistent usage)
+    lying = Usage(input_tokens=100, cache_write_tokens=10, cache_write_1h_tokens=500)
+    assert usage_quota(price, lying) == round((90 + 10 * 3.2) * 1.5)

@@ -133,6 +133,8 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    #: the part of ``cache_write_tokens`` cached for one hour (Anthropic's ephemeral_1h), priced higher
+    cache_write_1h_tokens: int = 0
     reasoning_tokens: int = 0
     image_tokens: int = 0
     audio_tokens: int = 0  # audio input (part of ``input_tokens``)
@@ -150,6 +152,7 @@ class Usage:
             "output_tokens",
             "cache_read_tokens",
             "cache_write_tokens",
+            "cache_write_1h_tokens",
             "reasoning_tokens",
             "image_tokens",
             "audio_tokens",

@@ -23,7 +23,7 @@ class Price:
     model_ratio: float = 0.0
     completion_ratio: float = 1.0
     cache_ratio: float = 1.0  # cached input reads, relative to input
-    cache_write_ratio: float = 1.0  # cache creation, relative to input
+    cache_write_ratio: float = 1.0  # cache creation, relative to input (one-hour writes: × CACHE_WRITE_1H_MULTIPLIER)
     image_ratio: float = 1.0  # image input tokens (new-api's ImageRatio), relative to input
     audio_ratio: float = 1.0  # audio input tokens (new-api's AudioRatio), relative to input
     #: audio output tokens cost ``audio_ratio`` × this, relative to input (new-api's AudioCompletionRatio)
@@ -51,6 +51,10 @@ class Price:
         return self.model_ratio == 0 or self.group_ratio == 0
 
 
+#: a one-hour cache write costs this many times a five-minute one (Anthropic's list prices: 2× and
+#: 1.25× the input price; new-api's claudeCacheCreation1hMultiplier, 6 / 3.75)
+CACHE_WRITE_1H_MULTIPLIER = 6 / 3.75
+
 #: no reservation or charge beyond this (a 63-bit column with room to spare): prices and
 #: budgets that multiply past it are refused as not affordable rather than overflowing
 MAX_QUOTA = 2**53
@@ -76,12 +80,14 @@ def usage_quota(price: Price, usage: Usage | None) -> int:
     image_input = min(usage.image_tokens, base_input)  # part of the input, priced on its own
     audio_input = min(usage.audio_tokens, base_input - image_input)  # the same for audio
     audio_output = min(usage.output_audio_tokens, usage.output_tokens)  # part of the output, priced as new-api
+    write_1h = min(usage.cache_write_1h_tokens, usage.cache_write_tokens)  # part of the writes, priced higher
     weighted = (
         base_input - image_input - audio_input
         + image_input * price.image_ratio
         + audio_input * price.audio_ratio
         + usage.cache_read_tokens * price.cache_ratio
-        + usage.cache_write_tokens * price.cache_write_ratio
+        + (usage.cache_write_tokens - write_1h) * price.cache_write_ratio
+        + write_1h * price.cache_write_ratio * CACHE_WRITE_1H_MULTIPLIER
         + (usage.output_tokens - audio_output) * price.completion_ratio
         + audio_output * price.audio_ratio * price.audio_completion_ratio
     )

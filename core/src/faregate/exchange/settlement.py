@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from faregate.billing.ledger import LogEntry, Reservation
-from faregate.billing.pricing import Price, usage_quota
+from faregate.billing.pricing import CACHE_WRITE_1H_MULTIPLIER, Price, usage_quota
 from faregate.canonical import Usage
 from faregate.db import models as m
 from faregate.errors import GatewayError
@@ -115,6 +115,9 @@ def settle(ex: Exchange, usage: Usage | None, *, end_reason: str, output_chars: 
         other["model_price"] = price.model_price
     if price.other_ratios:
         other["other_ratios"] = dict(price.other_ratios)
+    if usage.cache_write_1h_tokens:  # new-api's names: the one-hour writes, at their higher ratio
+        other["cache_creation_tokens_1h"] = usage.cache_write_1h_tokens
+        other["cache_creation_ratio_1h"] = price.cache_write_ratio * CACHE_WRITE_1H_MULTIPLIER
     if usage.image_tokens:
         other["image_tokens"] = usage.image_tokens
         other["image_ratio"] = price.image_ratio

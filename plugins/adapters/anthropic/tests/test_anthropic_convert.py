@@ -237,6 +237,13 @@ def test_usage_cache_tokens_are_part_of_canonical_input():
                                              "cache_creation": {"ephemeral_5m_input_tokens": 50,
                                                                 "ephemeral_1h_input_tokens": 0},
                                              "server_tool_use": None, "service_tier": None, "inference_geo": None}
+    # one-hour writes are kept apart (priced higher), and said so again on the way out
+    timed = responses.parse_usage({"input_tokens": 100, "cache_creation_input_tokens": 50, "output_tokens": 1,
+                                   "cache_creation": {"ephemeral_5m_input_tokens": 20,
+                                                      "ephemeral_1h_input_tokens": 30}})
+    assert (timed.cache_write_tokens, timed.cache_write_1h_tokens) == (50, 30)
+    assert responses.render_usage(timed)["cache_creation"] == {"ephemeral_5m_input_tokens": 20,
+                                                               "ephemeral_1h_input_tokens": 30}
     # OpenAI's cached prompt tokens come out as Anthropic cache reads
     openai_usage = oai_responses.parse_usage({"prompt_tokens": 500, "completion_tokens": 9,
                                               "prompt_tokens_details": {"cached_tokens": 400}})

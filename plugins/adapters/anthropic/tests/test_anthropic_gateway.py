@@ -250,9 +250,10 @@ async def test_cache_and_thinking_tokens_are_priced_as_configured(fake_anthropic
     await admin.set_option("ModelRatio", {CLAUDE: 2.0})
     await admin.set_option("CompletionRatio", {CLAUDE: 5.0})
     await admin.set_option("CacheRatio", {CLAUDE: 0.1})
-    await admin.set_option("CreateCacheRatio", {CLAUDE: 1.25})
+    await admin.set_option("CreateCacheRatio", {CLAUDE: 2.0})  # not the default 1.25: the option is read
     fake_anthropic.cache_read_tokens = 1000
     fake_anthropic.cache_write_tokens = 200
+    fake_anthropic.cache_write_1h_tokens = 50  # of the 200: one-hour writes, at 1.6 × the 5-minute price
     key = await admin.add_token(remain_quota=50_000_000)
     client = claude_client(gateway, key)
     thinking = {"type": "enabled", "budget_tokens": 1024}
@@ -266,17 +267,20 @@ async def test_cache_and_thinking_tokens_are_priced_as_configured(fake_anthropic
         model=CLAUDE, messages=[{"role": "user", "content": "price this please"}], reasoning_effort="low")
 
     def expected(base_input: int, output: int) -> int:
-        return round((base_input + 1000 * 0.1 + 200 * 1.25 + output * 5.0) * 2.0)
+        return round((base_input + 1000 * 0.1 + 150 * 2.0 + 50 * 3.2 + output * 5.0) * 2.0)
 
     rows = await consume_logs(gateway)
     assert len(rows) == 3  # one row per request
     for row, usage in ((rows[0], regular.usage), (rows[1], streamed.usage)):
         assert usage.cache_read_input_tokens == 1000 and usage.cache_creation_input_tokens == 200
+        assert usage.cache_creation.ephemeral_1h_input_tokens == 50
+        assert usage.cache_creation.ephemeral_5m_input_tokens == 150
         assert row.prompt_tokens == usage.input_tokens + 1200
         assert row.completion_tokens == usage.output_tokens  # thinking included, at the output price
         assert row.quota == expected(usage.input_tokens, usage.output_tokens)
         other = json.loads(row.other)
         assert other["cache_tokens"] == 1000 and other["cache_write_tokens"] == 200
+        assert other["cache_creation_tokens_1h"] == 50 and other["cache_creation_ratio_1h"] == pytest.approx(3.2)
         assert other["cache_ratio"] == 0.1 and other["reasoning_tokens"] == usage.output_tokens_details.thinking_tokens
     assert rows[2].prompt_tokens == chat.usage.prompt_tokens
     assert rows[2].quota == expected(chat.usage.prompt_tokens - 1200, chat.usage.completion_tokens)

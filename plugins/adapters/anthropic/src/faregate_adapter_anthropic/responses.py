@@ -58,13 +58,14 @@ class UsageTracker:
     """Anthropic usage arriving in pieces (message_start, then message_delta with
     cumulative totals): each field is *set*, never added, so nothing is counted twice."""
 
-    __slots__ = ("cache_read", "cache_write", "input", "output", "seen", "thinking")
+    __slots__ = ("cache_read", "cache_write", "cache_write_1h", "input", "output", "seen", "thinking")
 
     def __init__(self) -> None:
         self.input = 0
         self.output = 0
         self.cache_read = 0
         self.cache_write = 0
+        self.cache_write_1h = 0  # of cache_write: the one-hour writes (cache_creation.ephemeral_1h_input_tokens)
         self.thinking = 0
         self.seen = False
 
@@ -78,6 +79,11 @@ class UsageTracker:
             value = u.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
                 setattr(self, attr, value)
+        lifetimes = u.get("cache_creation")
+        if isinstance(lifetimes, dict):
+            hour = lifetimes.get("ephemeral_1h_input_tokens")
+            if isinstance(hour, int) and not isinstance(hour, bool) and hour >= 0:
+                self.cache_write_1h = hour
         details = u.get("output_tokens_details")
         if isinstance(details, dict) and isinstance(details.get("thinking_tokens"), int):
             self.thinking = details["thinking_tokens"]
@@ -85,7 +91,7 @@ class UsageTracker:
     def usage(self) -> Usage:
         return Usage(input_tokens=self.input + self.cache_read + self.cache_write, output_tokens=self.output,
                      cache_read_tokens=self.cache_read, cache_write_tokens=self.cache_write,
-                     reasoning_tokens=self.thinking)
+                     cache_write_1h_tokens=min(self.cache_write_1h, self.cache_write), reasoning_tokens=self.thinking)
 
 
 def parse_usage(u: Any) -> Usage | None:
@@ -112,11 +118,12 @@ def render_delta_usage(usage: Usage | None) -> dict[str, Any]:
 
 def render_usage(usage: Usage | None) -> dict[str, Any]:
     """A message's ``usage`` (``Usage``), the same shape in a body and a stream's
-    message_start. The canonical usage does not split cache writes by lifetime: they
-    are reported as 5-minute writes (Anthropic's default TTL)."""
+    message_start; cache writes split by lifetime (one-hour ones where the upstream said so,
+    the rest as 5-minute writes, Anthropic's default TTL)."""
     out = render_delta_usage(usage)
-    out["cache_creation"] = {"ephemeral_5m_input_tokens": out["cache_creation_input_tokens"],
-                             "ephemeral_1h_input_tokens": 0}
+    hour = min(usage.cache_write_1h_tokens, usage.cache_write_tokens) if usage else 0
+    out["cache_creation"] = {"ephemeral_5m_input_tokens": out["cache_creation_input_tokens"] - hour,
+                             "ephemeral_1h_input_tokens": hour}
     out["inference_geo"] = None
     out["service_tier"] = None  # unknown: the upstream was another vendor
     return out

@@ -24,8 +24,9 @@ Behaviour:
   and (as Anthropic does) a continued tool-use turn must start with one.
 * ``tool_result`` blocks must answer ``tool_use`` ids of the assistant turn before.
 * ``usage`` carries ``cache_read_input_tokens`` / ``cache_creation_input_tokens`` from
-  ``fake.cache_read_tokens`` / ``fake.cache_write_tokens``; thinking tokens are in
-  ``output_tokens`` and ``output_tokens_details.thinking_tokens``. A stream's
+  ``fake.cache_read_tokens`` / ``fake.cache_write_tokens``, the writes split by lifetime in
+  ``cache_creation`` (``fake.cache_write_1h_tokens`` of them for one hour, the rest 5 minutes);
+  thinking tokens are in ``output_tokens`` and ``output_tokens_details.thinking_tokens``. A stream's
   ``message_delta`` repeats the cumulative usage, as the live API does.
 
 Faults (``fake.push_fault(Fault(kind, ...))`` or ``fake.fail_next(status, message)``, one
@@ -157,6 +158,7 @@ class FakeAnthropic(FakeServer):
         self.models = list(dict.fromkeys([*DEFAULT_MODELS, *models]))
         self.cache_read_tokens = 0
         self.cache_write_tokens = 0
+        self.cache_write_1h_tokens = 0  # of cache_write_tokens: written for one hour
         self._ids = itertools.count(1)
 
     @property
@@ -277,7 +279,8 @@ class FakeAnthropic(FakeServer):
         usage: dict[str, Any] = {
             "input_tokens": prompt_tokens, "cache_creation_input_tokens": self.cache_write_tokens,
             "cache_read_input_tokens": self.cache_read_tokens,
-            "cache_creation": {"ephemeral_5m_input_tokens": self.cache_write_tokens, "ephemeral_1h_input_tokens": 0},
+            "cache_creation": {"ephemeral_5m_input_tokens": self.cache_write_tokens - self.cache_write_1h_tokens,
+                               "ephemeral_1h_input_tokens": self.cache_write_1h_tokens},
             "output_tokens": output_tokens + thinking_tokens,
             "output_tokens_details": {"thinking_tokens": thinking_tokens} if thinking_tokens else None,
             "server_tool_use": None, "service_tier": "standard", "inference_geo": None}
