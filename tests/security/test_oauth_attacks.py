@@ -99,3 +99,31 @@ async def test_a_banned_user_does_not_get_in(site: OAuthSite) -> None:
     async with httpx.AsyncClient(base_url=site.gateway.base_url) as http:
         banned = (await site.login(http)).json()
         assert banned["success"] is False and "banned" in banned["message"]
+
+
+async def test_starting_flows_is_limited_and_bounded(site: OAuthSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each start leaves a state row for ten minutes: a session keeps one (asking again drops
+    the older), a client IP starts at most ``oauth_starts_per_ip`` a minute, and no start is
+    taken while the live states reach the cap, so anonymous requests cannot fill the table."""
+    from faregate.accounts import service
+
+    async with httpx.AsyncClient(base_url=site.gateway.base_url) as browser:
+        first = await site.state(browser)
+        for _ in range(9):
+            await site.state(browser)
+        assert await m.AuthFlow.filter(purpose="oauth_state").count() == 1
+        dropped = await browser.get("/api/oauth/github", params=site.approve(first))
+        assert dropped.status_code == 403  # only the newest state of the session is live
+    monkeypatch.setattr(service, "MAX_LIVE_STARTS", 3)
+    answers = []
+    for _ in range(4):
+        async with httpx.AsyncClient(base_url=site.gateway.base_url) as visitor:  # a session each
+            answers.append(await visitor.get("/api/oauth/state"))
+    assert [a.status_code for a in answers] == [200, 200, 503, 503]  # one live already, from the browser
+    assert answers[-1].json()["success"] is False and answers[-1].headers["Retry-After"] == "60"
+    monkeypatch.setattr(service, "MAX_LIVE_STARTS", 10_000)
+    async with httpx.AsyncClient(base_url=site.gateway.base_url) as flood:
+        statuses = [(await flood.get("/api/oauth/state")).status_code for _ in range(8)]
+        start = await flood.get("/api/oauth/github/authorize")
+    assert statuses[:6] == [200] * 6 and statuses[6:] == [429, 429]  # 20 a minute: 14 were used above
+    assert start.status_code == 429 and int(start.headers["Retry-After"]) >= 1

@@ -1,12 +1,14 @@
 """Attacks on passkeys (issue 16): a challenge is answered once (a replayed finish, or an
 old session cookie naming a used challenge, finds nothing); a cloned key whose counter does
 not move forward is refused; an assertion made for another origin, or signed by another
-key, is refused; registering needs a login session."""
+key, is refused; registering needs a login session; anonymous login starts are limited per
+client IP and leave one challenge per session."""
 
 from __future__ import annotations
 
 import httpx
 
+from faregate.db import models as m
 from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayServer
 from faregate_auth_passkeys.testing import SoftAuthenticator
 
@@ -70,3 +72,16 @@ async def test_other_origins_and_keys_are_refused(gateway: GatewayServer, admin:
         assert bad.status_code == 400
         # registering is for a logged-in user only
         assert (await http.post("/api/user/passkey/register/begin")).status_code == 401
+
+
+async def test_login_starts_are_limited_per_client(gateway: GatewayServer, admin: AdminClient) -> None:
+    """Anyone may begin a passkey login, and each begin writes a challenge row: a session
+    keeps one (the older is dropped), a client IP begins at most 20 a minute."""
+    await admin.set_option("ServerAddress", ORIGIN)
+    await admin.set_option("passkey.enabled", True)
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        statuses = [(await http.post("/api/user/passkey/login/begin")).status_code for _ in range(21)]
+        assert await m.AuthFlow.filter(purpose="passkey_login").count() == 1
+        refused = await http.post("/api/user/passkey/login/begin")
+    assert statuses == [200] * 20 + [429]
+    assert refused.status_code == 429 and refused.json()["success"] is False

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 #: the one-time secret purpose of sign-up codes sent by email (``POST /api/user/register``
 #: and ``/api/oauth/email/bind`` check them)
 EMAIL_VERIFICATION = "email_verification"
+#: live secrets of one purpose that anonymous starts may leave (:meth:`Accounts.start_refused`)
+MAX_LIVE_STARTS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +257,21 @@ class Accounts:
         response = fail(f"too many requests; try again in {int(wait)} seconds", status=429)
         response.headers["Retry-After"] = str(int(wait))
         return response
+
+    async def start_refused(self, purpose: str, *, per_minute: int, max_live: int | None = None) -> Response | None:
+        """For an anonymous request that leaves a one-time secret of ``purpose`` behind (an
+        OAuth state, a WebAuthn challenge): at most ``per_minute`` per client IP, and none
+        while ``max_live`` (:data:`MAX_LIVE_STARTS`) of them are live, so nobody can fill
+        the table. The refusal (429,
+        or 503 at the cap), else None."""
+        from faregate.management.common import fail
+
+        refused = await self.rate_limited(purpose, limit=per_minute, window=60)
+        cap = MAX_LIVE_STARTS if max_live is None else max_live
+        if refused is None and cap and await self.live_secrets(purpose) >= cap:
+            refused = fail("too many sign-ins are under way; try again in a minute", status=503)
+            refused.headers["Retry-After"] = "60"
+        return refused
 
     async def throttle_passed(self, account_key: str) -> None:
         """The guess was right: it does not count against the client or the account."""

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from faregate.api import OptionSpec, Setting, option_parsers
 
@@ -123,4 +125,7 @@ SETTINGS: tuple[Setting, ...] = (
             Literal["allow", "deny"]),
     *(Setting(f"oauth_{name}_base_url", "", f"Another scheme and host for {name}'s official endpoints (a "
               "test double or a proxy); empty: the official ones.") for name in ("github", "discord", "linuxdo")),
+    Setting("oauth_starts_per_ip", 20, "OAuth flows (GET /api/oauth/state, /api/oauth/<provider>/authorize) one "
+            "client IP may start per minute: each leaves a state row for 10 minutes.",
+            Annotated[int, Field(ge=1, le=100_000)]),
 )

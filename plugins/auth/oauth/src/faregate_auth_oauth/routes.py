@@ -74,7 +74,14 @@ def make_blueprint(services: Services) -> Blueprint:
             raise BadInput("OAuth needs ServerAddress (the site's public address) to be set")
         return f"{base}/api/oauth/{provider.name}" if api else f"{base}/oauth/{provider.name}"
 
+    async def start_refused() -> Response | None:
+        """Each start writes a state row: limited per client IP, and capped overall."""
+        return await accounts.start_refused(STATE, per_minute=int(services.settings.get("oauth_starts_per_ip", 20)))
+
     async def new_state(payload: dict[str, Any]) -> str:
+        previous = str(session.get(STATE) or "")
+        if previous:  # a session holds one state: the one it was given before is dropped
+            await accounts.take_secret(STATE, previous)
         state = secrets.token_urlsafe(24)
         await accounts.issue_secret(STATE, ttl=STATE_TTL, secret=state, payload=json_dumps_str(payload))
         session[STATE] = state
@@ -90,6 +97,9 @@ def make_blueprint(services: Services) -> Blueprint:
     async def state() -> Response:
         """A state for the provider's authorize URL (new-api's UI builds it), bound to this
         session; ``?aff=`` keeps an invitation code for a sign-up."""
+        refused = await start_refused()
+        if refused is not None:
+            return refused
         return ok(await new_state({}))
 
     @blueprint.get("/api/oauth/<provider_name>/authorize")
@@ -103,6 +113,9 @@ def make_blueprint(services: Services) -> Blueprint:
         if not services.options.value(provider.enabled):
             return fail(f"{provider.title} login is not enabled by the administrator")
         return_to = safe_return_to(_query("return_to", 512) or "/")
+        refused = await start_refused()
+        if refused is not None:
+            return refused
         verifier = secrets.token_urlsafe(48)
         nonce = secrets.token_urlsafe(16) if provider.name == "oidc" else ""
         uri = redirect_uri(provider, api=True)

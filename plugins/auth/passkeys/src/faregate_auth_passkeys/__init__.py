@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from faregate.api import DbModels, OptionSpec, SecondFactor, Services, Setting, hookimpl
-from faregate_auth_passkeys.config import OPTIONS
+from faregate_auth_passkeys.config import OPTIONS, SETTINGS
 from faregate_auth_passkeys.factor import PasskeyFactor
 from faregate_auth_passkeys.models import APP
 from faregate_auth_passkeys.routes import make_blueprint
@@ -25,6 +25,8 @@ TABLES = DbModels(app=APP, models="faregate_auth_passkeys.models", migrations="f
 def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
     for option in OPTIONS:
         register(option)
+    for setting in SETTINGS:
+        register(setting)
 
 
 @hookimpl

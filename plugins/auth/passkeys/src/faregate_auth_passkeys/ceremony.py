@@ -2,10 +2,11 @@
 (declared, bounded bodies), verified off the event loop.
 
 Each ``begin`` keeps its challenge as a one-time secret of the core (five minutes) and
-names it in the session; ``finish`` takes it, so a challenge is answered at most once, and
-a replayed finish (or an old cookie) finds nothing. A login's counter is stored with a
-compare-and-swap: an authenticator reporting a count at or below the stored one (a cloned
-key) is refused, and of two racing uses of one count only one passes."""
+names it in the session (replacing the one it named before); ``finish`` takes it, so a
+challenge is answered at most once, and a replayed finish (or an old cookie) finds nothing.
+A login's counter is stored with a compare-and-swap: an authenticator reporting a count at
+or below the stored one (a cloned key) is refused, and of two racing uses of one count only
+one passes."""
 
 from __future__ import annotations
 
@@ -76,6 +77,9 @@ class CeremonyFailed(Exception):
 
 async def begin(accounts: Accounts, session: MutableMapping[str, Any], purpose: str, user_id: int,
                 options: PublicKeyCredentialCreationOptions | PublicKeyCredentialRequestOptions) -> Any:
+    previous = str(session.get(purpose) or "")
+    if previous:  # a session waits for one ceremony of a kind: the older challenge is dropped
+        await accounts.take_secret(purpose, previous)
     token = await accounts.issue_secret(purpose, ttl=CHALLENGE_TTL, user_id=user_id,
                                         payload=bytes_to_base64url(options.challenge))
     session[purpose] = token

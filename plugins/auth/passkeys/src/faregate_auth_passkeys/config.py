@@ -6,9 +6,12 @@ Host header (which a client chooses)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 from urllib.parse import urlsplit
 
-from faregate.api import OptionSpec, Services, option_parsers
+from pydantic import Field
+
+from faregate.api import OptionSpec, Services, Setting, option_parsers
 
 
 def _origins(value: str) -> list[str]:
@@ -22,6 +25,11 @@ def _origins(value: str) -> list[str]:
         origins.append(item)
     return origins
 
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("passkey_logins_per_ip", 20, "Passkey logins (POST /api/user/passkey/login/begin) one client IP may "
+            "start per minute: each leaves a challenge row for 5 minutes.", Annotated[int, Field(ge=1, le=100_000)]),
+)
 
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("passkey.enabled", "false", "Users may register passkeys and log in with them.",

@@ -118,6 +118,10 @@ def make_blueprint(services: Services) -> Blueprint:
     @guarded
     @document_response(Ok[Options])
     async def login_begin() -> Response:
+        refused = await accounts.start_refused(ceremony.LOGIN,
+                                               per_minute=int(services.settings.get("passkey_logins_per_ip", 20)))
+        if refused is not None:  # anyone may start one, and each leaves a challenge row
+            return refused
         rp = party()
         options = generate_authentication_options(rp_id=rp.id,
                                                   user_verification=UserVerificationRequirement(rp.user_verification))
