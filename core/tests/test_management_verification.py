@@ -90,6 +90,34 @@ async def test_an_enrolled_factor_is_required_over_the_password(make_gateway: An
     await admin.close()
 
 
+class PinFactor(CodeFactor):
+    """A third-party factor under a method name of its own."""
+
+    method = "pin"
+
+
+async def test_a_plugins_own_factor_verifies(make_gateway: Any) -> None:
+    """``POST /api/verify`` takes the method of any installed factor, not only new-api's
+    ``2fa`` and ``passkey``; a name no factor has is a 400 naming the field."""
+    plugin = FactorPlugin()
+    plugin.factor = PinFactor()
+    server = await make_gateway(plugins=load_plugins(block=NO_FACTORS, extra=[plugin]))
+    admin = AdminClient(server.base_url)
+    await admin.setup_root()
+    assert admin.user_id is not None
+    plugin.factor.codes[admin.user_id] = "2468"
+    refused = await admin.call("POST", "/api/verify", json={"method": "password", "code": ROOT_PASSWORD})
+    assert refused["success"] is False and "verify with pin" in refused["message"]
+    assert (await admin.call("POST", "/api/verify", json={"method": "pin", "code": "1357"}))["success"] is False
+    done = await admin.ok("POST", "/api/verify", json={"method": "pin", "code": "2468"})
+    assert done["verified"] is True and done["method"] == "pin"
+    for method in ("sms", "PIN", "p" * 33):
+        bad = await admin.http.post("/api/verify", json={"method": method, "code": "1"},
+                                    headers={"New-Api-User": str(admin.user_id)})
+        assert bad.status_code == 400 and "method" in bad.json()["message"], method
+    await admin.close()
+
+
 async def test_an_access_token_cannot_verify(gateway: GatewayServer, admin: AdminClient) -> None:
     token = await admin.ok("GET", "/api/user/token")
     admin.http.cookies.clear()  # the access token alone

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 from quart import Blueprint, Response, request, session
@@ -41,11 +41,17 @@ def clock() -> int:
     return int(time.time())
 
 
-class VerifyRequest(Body):
-    """``{method, code}``; ``scope`` is what newer new-api clients send (accepted, unused:
-    one verification opens every protected route for the window, as in new-api v0.12)."""
+#: new-api's factor names: without their plugin the answer names what is missing
+KNOWN_FACTORS = ("2fa", "passkey")
 
-    method: Literal["2fa", "passkey", "password"]
+
+class VerifyRequest(Body):
+    """``{method, code}``: ``password``, or the method of an installed second factor (new-api's
+    ``2fa`` and ``passkey``, or a plugin's own); ``scope`` is what newer new-api clients send
+    (accepted, unused: one verification opens every protected route for the window, as in
+    new-api v0.12)."""
+
+    method: Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,32}$")]
     # a WebAuthn assertion as JSON fits well within this; a TOTP code or a password is far shorter
     code: Annotated[str, Field(max_length=16_384)] = ""
     scope: Annotated[str, Field(max_length=64)] = ""
@@ -89,6 +95,9 @@ async def enrolled_methods(user_id: int) -> list[str]:
 async def verify(data: VerifyRequest, me: Principal) -> Response:
     if me.via != "session":  # an access token has no session to remember the proof in
         return fail("secure verification needs a login session, not an access token", status=401)
+    methods = sorted({PASSWORD, *KNOWN_FACTORS, *gateway().second_factors})
+    if data.method not in methods:
+        return fail(f"method must be one of: {', '.join(methods)}", status=400)
     code = data.code.strip() if data.method != PASSWORD else data.code
     factor = gateway().second_factors.get(data.method)
     # a passkey is verified by its own ceremony first (/api/user/passkey/verify/…): no code here
