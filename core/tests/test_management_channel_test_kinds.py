@@ -60,3 +60,21 @@ async def test_a_malformed_answer_fails_the_test(gateway: GatewayServer, admin: 
         answer = await probe(admin, cid, endpoint_type="embeddings")
         assert answer["success"] is False and "500" in str(answer["message"])
         assert await m.Log.filter(channel_id=cid).count() == 0
+
+
+async def test_without_endpoint_type_the_kind_is_guessed_from_the_model(gateway: GatewayServer,
+                                                                         admin: AdminClient) -> None:
+    """new-api's guess: an embedding model is tested on embeddings, a reranker on rerank, a
+    Codex model on the Responses API, anything else on chat (each where the type serves it)."""
+    async with FakeOpenAI() as fake:
+        cid = await admin.add_channel(base_url=fake.base_url, models="text-embedding-3-small,gpt-4o-mini")
+        for model, path in (("text-embedding-3-small", "/v1/embeddings"), ("gpt-5-codex", "/v1/responses"),
+                            ("gpt-4o-mini", "/v1/chat/completions")):
+            answer = await probe(admin, cid, model=model)
+            assert answer["success"] is True, (model, answer)
+            assert fake.requests[-1]["path"] == path, model
+        answer = await probe(admin, cid, model="bge-reranker-v2-m3")  # OpenAI (as its fake) has no rerank API
+        assert answer["success"] is False and fake.requests[-1]["path"] == "/v1/rerank"
+        deepseek = await admin.add_channel(base_url=fake.base_url, models="deepseek-embed", type=43)
+        answer = await probe(admin, deepseek)  # no embeddings at DeepSeek: its chat is tested
+        assert answer["success"] is True and fake.requests[-1]["path"] == "/v1/chat/completions"

@@ -122,6 +122,20 @@ class UpstreamRequest:
 BalanceFetch = Callable[[UpstreamRequest], Awaitable[bytes]]
 
 
+@dataclass(frozen=True, slots=True)
+class ChannelProbe:
+    """One channel test of an endpoint kind (the admin's ``GET /api/channel/test/{id}``,
+    :meth:`Provider.probe`): a minimal request in the upstream's own wire format, and how
+    its 200 answer is told apart from something else."""
+
+    request: UpstreamRequest
+    #: reads a successful answer's body: raises ``ValueError`` (``TypeError``, ``KeyError`` …) when
+    #: it is not an answer of the endpoint, or a ``GatewayError`` the answer means (a failed job)
+    check: Callable[[bytes], object]
+    #: the statuses of a successful answer (a job vendor's ``201 Created`` too)
+    success_statuses: tuple[int, ...] = (200,)
+
+
 @dataclass(slots=True)
 class ModelInfo:
     id: str
@@ -337,6 +351,16 @@ class Provider(ABC):
         type of the provider serves its :attr:`endpoints`; a provider of several vendors
         (an OpenAI-compatible one) narrows it per type (a chat-only vendor has no images)."""
         return endpoint in self.endpoints
+
+    def probe(self, endpoint: str, target: UpstreamTarget) -> ChannelProbe | None:
+        """The admin's channel test of ``endpoint``, one of new-api's endpoint kinds other than
+        chat (``embeddings``, ``rerank``, ``images``, ``responses``, ``moderations``,
+        ``completions``; the core tests chat itself, with the canonical request of
+        :meth:`build_request`): a minimal request of that kind as this upstream takes it
+        (``target.model`` the model, a word or two of input, the smallest output), however
+        the provider serves the kind (its own wire format, its own endpoint kind name). None
+        when channels of ``target.channel_type`` have no such test. Pure. Default: None."""
+        return None
 
     @abstractmethod
     def build_request(self, request: ChatRequest, target: UpstreamTarget) -> UpstreamRequest: ...

@@ -19,7 +19,7 @@ from quart_schema import document_response, validate_querystring
 
 from faregate import jsonutil
 from faregate.canonical import ChatRequest, Message, TextPart
-from faregate.contracts import Provider, UpstreamRequest, UpstreamTarget
+from faregate.contracts import ChannelProbe, Provider, UpstreamRequest, UpstreamTarget
 from faregate.db import models as m
 from faregate.errors import GatewayError, shield
 from faregate.exchange.attempts import MAX_ERROR_BODY, upstream_target
@@ -27,20 +27,22 @@ from faregate.exchange.channel_request import customize
 from faregate.exchange.routing import map_model
 from faregate.exchange.system_prompt import with_system_prompt
 from faregate.gateway import Gateway
+from faregate.kit.http_json import SHAPE_ERRORS
 from faregate.management.channel_keys import is_multi_key, read_info
 from faregate.management.channel_test_kinds import (
     CHAT,
     ENDPOINT_TESTS,
     MAX_ENDPOINT_TYPE,
     TEST_MAX_TOKENS,
+    TEST_ORDER,
     TEST_PROMPT,
-    EndpointTest,
-    endpoint_test,
-    recognised,
+    endpoint_kind,
+    guessed_kind,
 )
 from faregate.management.common import BadInput, fail, gateway, ok, parse_id, require
 from faregate.management.openapi import Ok, Shape
 from faregate.principals import Principal
+from faregate.security.redact import redact
 from faregate.state.snapshot import ChannelEntry, channel_entry
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
 
@@ -73,10 +75,12 @@ async def _read(resp: UpstreamResponse, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def _send(gw: Gateway, req: UpstreamRequest, secrets: tuple[str, ...],
-                provider: Provider, limit: int = MAX_ERROR_BODY * 8, proxy: str = "") -> tuple[bytes, float]:
-    """The upstream's 200 body and the seconds it took; a shielded GatewayError otherwise.
-    ``proxy``: the channel's (its every request goes through it)."""
+async def _send(gw: Gateway, req: UpstreamRequest, secrets: tuple[str, ...], provider: Provider,
+                limit: int = MAX_ERROR_BODY * 8, proxy: str = "", success: tuple[int, ...] = (200,)
+                ) -> tuple[bytes, float]:
+    """The upstream's 200 body (or that of another ``success`` status) and the seconds it
+    took; a shielded GatewayError otherwise. ``proxy``: the channel's (its every request
+    goes through it)."""
     started = time.perf_counter()
     try:
         resp = await gw.upstream.send(req, proxy=proxy)
@@ -86,18 +90,58 @@ async def _send(gw: Gateway, req: UpstreamRequest, secrets: tuple[str, ...],
             await resp.aclose()
     except UpstreamTransportError as exc:
         raise GatewayError(502, f"the request failed: {type(exc).__name__}", code="do_request_failed") from None
-    if resp.status_code != 200:
+    if resp.status_code not in success:
         err = shield(provider.parse_error(resp.status_code, body), secrets, resp.status_code)
         # the admin sees the upstream's (redacted) words, not the neutral message a caller gets
         raise GatewayError(resp.status_code, f"upstream answered {resp.status_code}: {err.detail or err.message}")
     return body, time.perf_counter() - started
 
 
-async def test_one(gw: Gateway, row: m.Channel, model: str | None, test: EndpointTest = CHAT,
+def _probe(provider: Provider, kind: str, target: UpstreamTarget) -> ChannelProbe | None:
+    """The provider's test of ``kind`` (a plugin's bug is a failed test, not a 500)."""
+    try:
+        return provider.probe(kind, target)
+    except GatewayError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a plugin's bug must not become a 500
+        log.warning("%s: building a %s channel test failed: %s", provider.name, kind, type(exc).__name__)
+        raise GatewayError(500, f"the {kind} test could not be built ({type(exc).__name__})") from None
+
+
+def choose_test(provider: Provider, target: UpstreamTarget, kind: str, model: str) -> tuple[str, ChannelProbe | None]:
+    """The kind tested and, for a kind other than chat, the provider's request of it. ``kind``
+    "" is the default: new-api's guess from the model's name, else chat, else the first of
+    :data:`TEST_ORDER` the channel's type can be tested on. A kind asked for that it cannot
+    be tested on is a ``GatewayError`` saying so."""
+    channel_type, name = target.channel_type, provider.name
+    if kind:
+        if kind == CHAT:
+            if not provider.serves(CHAT, channel_type):
+                raise GatewayError(400, f"channel type {channel_type} ({name}) does not serve the chat endpoint")
+            return CHAT, None
+        probe = _probe(provider, kind, target)
+        if probe is None:
+            if provider.serves(kind, channel_type):
+                raise GatewayError(400, f"channel type {channel_type} ({name}) has no {kind} test")
+            raise GatewayError(400, f"channel type {channel_type} ({name}) does not serve the {kind} endpoint")
+        return kind, probe
+    for candidate in dict.fromkeys((guessed_kind(model), CHAT, *TEST_ORDER)):
+        if candidate == CHAT:
+            if provider.serves(CHAT, channel_type):
+                return CHAT, None
+            continue
+        probe = _probe(provider, candidate, target)
+        if probe is not None:
+            return candidate, probe
+    raise GatewayError(400, f"channel type {channel_type} ({name}) has no endpoint a channel test can call")
+
+
+async def test_one(gw: Gateway, row: m.Channel, model: str | None, kind: str = "",
                    me: Principal | None = None) -> tuple[bool, str, float]:
-    """One minimal request of ``test``'s endpoint kind through the channel's provider, with
-    everything the relay adds (model mapping, system prompt, overrides, proxy); billed
-    nothing, logged as a test when an admin (``me``) asked for it."""
+    """One minimal request of endpoint ``kind`` ("" : the channel's default, see
+    :func:`choose_test`) through the channel's provider, with everything the relay adds
+    (model mapping, system prompt, overrides, proxy); billed nothing, logged as a test when
+    an admin (``me``) asked for it."""
     entry = channel_entry(row, gw.box)
     provider = gw.providers.get(entry.type)
     if provider is None:
@@ -105,33 +149,37 @@ async def test_one(gw: Gateway, row: m.Channel, model: str | None, test: Endpoin
     model = model or row.test_model or (entry.models[0] if entry.models else "")
     if not model:
         return False, "the channel lists no model to test with", 0.0
-    if not provider.serves(test.endpoint, entry.type):
-        return False, f"channel type {entry.type} ({provider.name}) does not serve the {test.endpoint} endpoint", 0.0
-    build_json = getattr(provider, "build_json", None)
-    if test.body is not None and build_json is None:
-        return False, f"channel type {entry.type} ({provider.name}) has no {test.endpoint} test", 0.0
+    if kind == CHAT and not provider.serves(CHAT, entry.type):  # refused before any credential is made
+        return False, f"channel type {entry.type} ({provider.name}) does not serve the chat endpoint", 0.0
     features = entry.features
     try:
         if features.problem:
             raise GatewayError(400, f"the channel's settings are refused: {features.problem}")
         target = await _target(entry, provider, model)
-        if test.body is None:
+        kind, probe = choose_test(provider, target, kind, model)
+        if probe is None:
             chat = ChatRequest(model=model, messages=[Message("user", [TextPart(TEST_PROMPT)])],
                                max_tokens=TEST_MAX_TOKENS)
             if features.system_prompt:
                 chat, _ = with_system_prompt(chat, features.system_prompt, features.system_prompt_override)
             req = provider.build_request(chat, target)
         else:
-            assert build_json is not None
-            req = build_json(test.endpoint, test.body(target.model), b"", target)
+            req = probe.request
         customize(req, features, target.key, {}, lambda: {"model": target.model, "upstream_model": target.model,
                                                            "original_model": model, "is_retry": False,
                                                            "retry_index": 0, "request_headers": {}})
-        body, seconds = await _send(gw, req, (*entry.keys, target.key), provider, proxy=features.proxy)
-        if test.body is None:
+        secrets = (*entry.keys, target.key)
+        body, seconds = await _send(gw, req, secrets, provider, proxy=features.proxy,
+                                    success=probe.success_statuses if probe is not None else (200,))
+        if probe is None:
             provider.parse_response(body)  # a 200 the relay could not read is a failed test too
-        elif not recognised(_json_or_none(body), test):
-            raise GatewayError(502, f"the upstream's answer is not a {test.endpoint} answer")
+        else:
+            try:
+                probe.check(body)
+            except SHAPE_ERRORS:
+                raise GatewayError(502, f"the upstream's answer is not a {kind} answer") from None
+            except GatewayError as failed:  # what the answer says went wrong (a failed job): redacted
+                raise GatewayError(failed.status, f"upstream answered: {redact(failed.message, secrets)}") from None
     except GatewayError as err:
         return False, err.message, 0.0
     now = int(time.time())
@@ -140,15 +188,8 @@ async def test_one(gw: Gateway, row: m.Channel, model: str | None, test: Endpoin
         await m.Log.create(user_id=me.user.id, username=me.user.username, type=m.LOG_CONSUME, created_at=now,
                            content="channel test", model_name=model[:255], quota=0, channel_id=row.id,
                            use_time=int(seconds), other=jsonutil.dumps_str(
-                               {"channel_test": True, "endpoint": test.endpoint}))
+                               {"channel_test": True, "endpoint": kind}))
     return True, "", seconds
-
-
-def _json_or_none(body: bytes) -> Any:
-    try:
-        return jsonutil.loads(body)
-    except jsonutil.JSONDecodeError:
-        return None
 
 
 class ChannelTestQuery(BaseModel):
@@ -175,17 +216,19 @@ class ChannelTestAnswer(BaseModel):
 @document_response(ChannelTestAnswer)
 async def test_channel(channel_id: str, me: Principal, query_args: ChannelTestQuery) -> Response:
     """``?model=`` (default: the channel's test model, else its first) and
-    ``?endpoint_type=`` (new-api's: ``openai`` (chat, the default), ``openai-response``,
-    ``anthropic``, ``gemini``, ``embeddings``, ``image-generation``, ``jina-rerank``; also
-    ``moderations``, ``completions``) → ``{success, message, time}`` with ``time`` in seconds."""
+    ``?endpoint_type=`` (new-api's: ``openai``, ``anthropic``, ``gemini`` (chat),
+    ``openai-response``, ``embeddings``, ``image-generation``, ``jina-rerank``; also
+    ``moderations``, ``completions``; without it, new-api's guess from the model's name among
+    the kinds the channel can be tested on) → ``{success, message, time}`` with ``time`` in
+    seconds."""
     row = await m.Channel.get_or_none(id=parse_id(channel_id))
     if row is None:
         return fail("channel not found")
     model = (query_args.model or "").strip() or None
-    test = endpoint_test(query_args.endpoint_type or "")
-    if test is None:
+    kind = endpoint_kind(query_args.endpoint_type or "")
+    if kind is None:
         raise BadInput(f"endpoint_type: expected one of {', '.join(sorted(ENDPOINT_TESTS))}", status=400)
-    success, message, seconds = await test_one(gateway(), row, model, test, me)
+    success, message, seconds = await test_one(gateway(), row, model, kind, me)
     return Response(jsonutil.dumps({"success": success, "message": message, "time": round(seconds, 3)}),
                     content_type="application/json")
 

@@ -23,8 +23,9 @@ RATIO, COMPLETION_RATIO = 0.5, 2.0
 
 
 class Setup:
-    def __init__(self, server: Any, fake: FakeDify, client: openai.AsyncOpenAI) -> None:
-        self.server, self.fake, self.client = server, fake, client
+    def __init__(self, server: Any, fake: FakeDify, client: openai.AsyncOpenAI, admin: AdminClient,
+                 channel: int) -> None:
+        self.server, self.fake, self.client, self.admin, self.channel = server, fake, client, admin, channel
 
     async def consume_logs(self) -> list[Any]:
         return await consume_logs(self.server)
@@ -37,11 +38,11 @@ async def setup(make_gateway: Any, fake_dify: FakeDify) -> AsyncIterator[Setup]:
     await admin.setup_root()
     await admin.set_option("ModelRatio", {APP_MODEL: RATIO})
     await admin.set_option("CompletionRatio", {APP_MODEL: COMPLETION_RATIO})
-    await admin.add_channel(type=DIFY_CHANNEL_TYPE, base_url=fake_dify.base_url, key=FAKE_DIFY_KEY,
-                            models=APP_MODEL, name="dify")
+    channel = await admin.add_channel(type=DIFY_CHANNEL_TYPE, base_url=fake_dify.base_url, key=FAKE_DIFY_KEY,
+                                      models=APP_MODEL, name="dify")
     key = await admin.add_token(remain_quota=10_000_000)
     client = openai.AsyncOpenAI(base_url=server.base_url + "/v1", api_key=key, max_retries=0)
-    yield Setup(server, fake_dify, client)
+    yield Setup(server, fake_dify, client, admin, channel)
     await client.close()
     await admin.close()
 
@@ -167,3 +168,21 @@ async def test_a_refused_app_key_is_a_401(setup: Setup) -> None:
     with pytest.raises(openai.AuthenticationError):
         await setup.client.chat.completions.create(model=APP_MODEL, messages=[{"role": "user", "content": "hi"}])
     assert await setup.consume_logs() == []
+
+
+async def test_the_channel_test_asks_the_app_once_and_bills_nothing(setup: Setup) -> None:
+    """``GET /api/channel/test/{id}``: one blocking chat message to the app (Dify serves
+    chat only: other kinds are refused by name); logged as a test, costing nothing."""
+    path = f"/api/channel/test/{setup.channel}"
+    answer = await setup.admin.call("GET", path)
+    assert answer["success"] is True and answer["time"] > 0
+    (sent,) = setup.fake.requests
+    assert sent["path"] == "/v1/chat-messages" and sent["json"]["response_mode"] == "blocking"
+    assert sent["json"]["query"].endswith("hi\n")
+    refused = await setup.admin.call("GET", path, params={"endpoint_type": "embeddings"})
+    assert refused["success"] is False and "does not serve the embeddings endpoint" in refused["message"]
+    setup.fake.fail_next(401, f"Access token is invalid: {FAKE_DIFY_KEY}")
+    failed = await setup.admin.call("GET", path)
+    assert failed["success"] is False and "401" in failed["message"] and FAKE_DIFY_KEY not in failed["message"]
+    (row,) = await setup.consume_logs()
+    assert row.quota == 0 and row.content == "channel test" and row.channel_id == setup.channel

@@ -158,3 +158,21 @@ async def test_actions_the_gateway_does_not_serve(deployed: Any) -> None:
     anonymous = await deployed.http().post(f"/v1beta/models/{FLASH}:predict", json={})
     assert anonymous.status_code == 401
     assert deployed.fake.requests == []
+
+
+async def test_the_channel_test_of_embeddings_calls_embed_content(deployed: Any) -> None:
+    """``GET /api/channel/test/{id}`` of new-api's ``embeddings`` endpoint type: one
+    ``embedContent`` of the Gemini channel (its embeddings are Gemini's own), chosen by the
+    model's name or asked for; chat stays ``generateContent``."""
+    fake, path = deployed.fake, f"/api/channel/test/{deployed.channel}"
+    answer = await deployed.admin.call("GET", path, params={"model": EMBEDDING})
+    assert answer["success"] is True, answer
+    sent = fake.requests[-1]
+    assert sent["path"] == f"/v1beta/models/{EMBEDDING}:embedContent"
+    assert sent["json"]["content"] == {"parts": [{"text": "hi"}]}
+    answer = await deployed.admin.call("GET", path, params={"model": EMBEDDING, "endpoint_type": "embeddings"})
+    assert answer["success"] is True and fake.requests[-1]["path"].endswith(":embedContent")
+    assert (await deployed.admin.call("GET", path, params={"model": FLASH}))["success"] is True
+    assert fake.requests[-1]["path"] == f"/v1beta/models/{FLASH}:generateContent"
+    refused = await deployed.admin.call("GET", path, params={"endpoint_type": "jina-rerank"})
+    assert refused["success"] is False and "does not serve the rerank endpoint" in refused["message"]

@@ -168,3 +168,31 @@ async def test_chat_is_never_sent_to_a_replicate_channel(setup: Setup) -> None:
         await setup.client.chat.completions.create(model=FLUX_PRO, messages=[{"role": "user", "content": "hi"}])
     assert caught.value.code == "endpoint_not_supported"
     assert setup.fake.requests == []
+
+
+async def test_the_channel_test_makes_one_prediction(setup: Setup) -> None:
+    """A Replicate channel has no chat: its test (``GET /api/channel/test/{id}``, no
+    endpoint_type) is one image generation, as a prediction; a prediction still running is
+    an accepted request (no poll); a failed one fails the test with its words, the key
+    redacted; chat is refused by name."""
+    (channel,) = (await setup.admin.ok("GET", "/api/channel/search", params={"keyword": "replicate"}))["items"]
+
+    async def probe(**params: str) -> dict[str, Any]:
+        answer: dict[str, Any] = await setup.admin.call("GET", f"/api/channel/test/{channel['id']}", params=params)
+        return answer
+
+    answer = await probe()
+    assert answer["success"] is True, answer
+    (sent,) = setup.fake.requests
+    assert sent["path"] == f"/v1/models/{FLUX_PRO}/predictions" and sent["json"]["input"]["prompt"]
+    setup.fake.polls_needed = 3
+    assert (await probe(model="flux", endpoint_type="image-generation"))["success"] is True
+    assert len(setup.fake.requests) == 2 and setup.fake.requests[-1]["path"] == f"/v1/models/{FLUX_SCHNELL}/predictions"
+    setup.fake.polls_needed = 0
+    setup.fake.fail_with = f"NSFW content detected (key {FAKE_REPLICATE_KEY})"
+    failed = await probe()
+    assert failed["success"] is False and "NSFW content detected" in failed["message"]
+    assert FAKE_REPLICATE_KEY not in failed["message"]
+    refused = await probe(endpoint_type="openai")
+    assert refused["success"] is False and "does not serve the chat endpoint" in refused["message"]
+    assert len(setup.fake.requests) == 3

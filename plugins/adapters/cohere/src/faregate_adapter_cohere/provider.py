@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from faregate.api import (
+    ChannelProbe,
     ChatRequest,
     ChatResponse,
     GatewayError,
@@ -80,3 +81,10 @@ class CohereProvider(HttpJsonProvider):
 
     def read_rerank(self, body: bytes, request: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
         return rerank.read_answer(body, request)
+
+    def probe(self, endpoint: str, target: UpstreamTarget) -> ChannelProbe | None:
+        """The channel test of rerank (chat's is the core's): two documents, the better one back."""
+        if endpoint != "rerank":
+            return None
+        body = {"model": target.model, "query": "hi", "documents": ["hi", "bye"], "top_n": 1}
+        return ChannelProbe(self.build_rerank(body, target), lambda answer: self.read_rerank(answer, body))

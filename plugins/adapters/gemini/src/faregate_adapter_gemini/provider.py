@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from faregate.api import (
+    ChannelProbe,
     ChatRequest,
     ChatResponse,
     GatewayError,
@@ -31,6 +32,7 @@ from faregate_adapter_gemini.catalog import GEMINI_MODELS
 from faregate_adapter_gemini.fields import get
 from faregate_adapter_gemini.names import (
     DEFAULT_BASE_URL,
+    EMBED,
     EMBED_KIND,
     FORMAT_NAME,
     GEMINI_CHANNEL_TYPE,
@@ -94,6 +96,14 @@ class GeminiProvider(HttpJsonProvider):
         return UpstreamRequest("POST", self.action_url(target, action), self.call_headers(target, sse=False),
                                raw or json_dumps(body))
 
+    def probe(self, endpoint: str, target: UpstreamTarget) -> ChannelProbe | None:
+        """The channel test of new-api's ``embeddings`` endpoint type: one ``embedContent``
+        (the Gemini-native embeddings these channels serve; chat's test is the core's)."""
+        if endpoint != "embeddings":
+            return None
+        body = {"model": f"models/{target.model}", "content": {"parts": [{"text": "hi"}]}}
+        return ChannelProbe(self.build_embed(EMBED, body, b"", target), _an_embedding)
+
     # ---- answers ------------------------------------------------------------------------
     def read_response(self, obj: Any) -> ChatResponse:
         return responses.parse_response(obj)
@@ -128,3 +138,12 @@ class GeminiProvider(HttpJsonProvider):
             raise malformed_response()
         return [str(m["name"]).removeprefix("models/") for m in found
                 if isinstance(m, dict) and isinstance(m.get("name"), str)]
+
+
+def _an_embedding(body: bytes) -> object:
+    """``{"embedding": {"values": [...]}}``, an ``EmbedContentResponse``; ``ValueError`` otherwise."""
+    answer = json_loads(body)
+    embedding = answer.get("embedding") if isinstance(answer, dict) else None
+    if not isinstance(embedding, dict) or not isinstance(embedding.get("values"), list):
+        raise ValueError("not an embedContent answer")
+    return answer

@@ -15,6 +15,7 @@ from urllib.parse import quote
 from faregate.api import (
     WEBSOCKET,
     BalanceFetch,
+    ChannelProbe,
     ChatRequest,
     ChatResponse,
     GatewayError,
@@ -32,7 +33,7 @@ from faregate.api import (
     json_loads,
     malformed_response,
 )
-from faregate_adapter_openai import billing, requests, responses, streams
+from faregate_adapter_openai import billing, probes, requests, responses, streams
 from faregate_adapter_openai.catalog import MODEL_CATALOG
 from faregate_adapter_openai.format import FORMAT_NAME
 from faregate_adapter_openai.presets import ALL_ENDPOINTS, OPENAI, OPENAI_PATHS, PRESETS, Preset
@@ -173,6 +174,10 @@ class OpenAICompatibleProvider(HttpJsonProvider):
         payload = raw or json_dumps(body)
         headers = {"Content-Type": "application/json", **self.auth_headers(target)}
         return UpstreamRequest("POST", self.endpoint_url(target, endpoint), headers, payload)
+
+    def probe(self, endpoint: str, target: UpstreamTarget) -> ChannelProbe | None:
+        """The channel test of a JSON endpoint the type serves (:mod:`faregate_adapter_openai.probes`)."""
+        return probes.probe(self, endpoint, target)
 
     def build_form(self, endpoint: str, payload: bytes, content_type: str, target: UpstreamTarget) -> UpstreamRequest:
         """A ``multipart/form-data`` ``payload`` (``content_type`` carries its boundary)."""

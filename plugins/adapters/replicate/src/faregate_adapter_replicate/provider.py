@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from faregate.api import (
+    ChannelProbe,
     ChatRequest,
     ChatResponse,
     GatewayError,
@@ -70,6 +71,15 @@ class ReplicateProvider(HttpJsonProvider):
         assert isinstance(value, str)
         return UpstreamRequest("GET", self.url(target, f"/v1/predictions/{value}"), self.auth_headers(target))
 
+    def probe(self, endpoint: str, target: UpstreamTarget) -> ChannelProbe | None:
+        """The channel test of image generation, the one kind these channels serve: one
+        prediction of a small image, accepted once Replicate has made it (or is making it:
+        a prediction still running is an accepted request, never polled by a test)."""
+        if endpoint != "images":
+            return None
+        body = {"model": target.model, "prompt": "a small blue dot", "n": 1}
+        return ChannelProbe(self.build_generation(body, target), _a_prediction, success_statuses=(200, 201))
+
     def parse_error(self, status: int, body: bytes) -> GatewayError:
         return errors.parse_error(status, body)
 
@@ -82,3 +92,12 @@ class ReplicateProvider(HttpJsonProvider):
 
     def stream_parser(self) -> StreamParser:
         return _NoChat()
+
+
+def _a_prediction(body: bytes) -> object:
+    """A prediction that succeeded with images or is still running; ``ValueError`` otherwise
+    (a failed one raises its error)."""
+    state, value = predictions.read_prediction(body)
+    if state == "done" and not value:
+        raise ValueError("a prediction without images")
+    return value
