@@ -3,7 +3,9 @@ gateway as it calls OpenAI, the gateway calls the fake Azure resource (FakeAzure
 schemas at Azure's deployment URLs, ``api-key`` and ``api-version`` required) for every
 endpoint kind Azure serves: chat (regular and streamed, billed on the usage chunk), legacy
 completions, embeddings, image generation, a transcription upload, speech, the Responses API
-(Azure's ``/openai/v1/responses``) and a realtime session (``/openai/realtime?deployment=``);
+(Azure's ``/openai/v1/responses``) and realtime sessions (the SDK's GA protocol at
+``/openai/v1/realtime?model=``, a beta client's at the preview path ``/openai/realtime?deployment=``,
+each of which the fake refuses in the other protocol);
 the deployment is the channel's upstream model name, the api-version the channel's ``other``
 (else new-api's default), and the caller's key never reaches Azure."""
 
@@ -11,12 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import wave
 from collections.abc import AsyncIterator
 from typing import Any
 
 import openai
 import pytest
+import websockets
 
 from faregate import jsonutil
 from faregate.db import models as m
@@ -134,14 +138,48 @@ async def test_a_realtime_session_through_an_azure_channel(client: openai.AsyncO
                 if event.type == "response.done":
                     break
     assert said == REPLY_TEXT
+    # the GA protocol the SDK speaks is Azure's v1 path's (the preview path would refuse its session)
     (session,) = azure.realtime.sessions
-    assert session.query == {"api-version": DEFAULT_VERSION, "deployment": "gpt-realtime"}
+    assert (session.path, session.query) == ("/openai/v1/realtime", {"model": "gpt-realtime"})
     assert session.headers["api-key"] == AZ_KEY and "authorization" not in session.headers
+    assert "openai-beta" not in session.headers
     await asyncio.wait_for(session.closed.wait(), 5)
     async with asyncio.timeout(10):
         while not (billed := await rows(gateway)):
             await asyncio.sleep(0.05)
     assert billed[0].model_name == "gpt-realtime" and billed[0].quota > 0
+
+
+async def test_a_beta_realtime_client_gets_azure_s_preview_path(client: openai.AsyncOpenAI, gateway: Any,
+                                                                azure: FakeAzure) -> None:
+    """A client of the beta protocol (``OpenAI-Beta: realtime=v1``) is dialed to the preview
+    path with the channel's api-version, and its beta events are relayed and billed."""
+    url = gateway.base_url.replace("http://", "ws://") + "/v1/realtime?model=gpt-realtime"
+    headers = {"Authorization": f"Bearer {client.api_key}", "OpenAI-Beta": "realtime=v1"}
+    async with websockets.connect(url, additional_headers=headers) as ws:
+        for event in ({"type": "session.update", "session": {"modalities": ["text"]}},
+                      {"type": "conversation.item.create", "item": {
+                          "type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}},
+                      {"type": "response.create"}):
+            await ws.send(json.dumps(event))
+        seen: list[dict[str, Any]] = []
+        async with asyncio.timeout(10):
+            while not seen or seen[-1]["type"] != "response.done":
+                seen.append(json.loads(await ws.recv()))
+    kinds = {event["type"] for event in seen}
+    assert "error" not in kinds and "conversation.item.created" in kinds
+    assert "".join(e["delta"] for e in seen if e["type"] == "response.text.delta") == REPLY_TEXT
+    assert seen[0]["session"]["modalities"] == ["text", "audio"]  # the beta session's shape
+    (session,) = azure.realtime.sessions
+    assert (session.path, session.query) == ("/openai/realtime", {"api-version": DEFAULT_VERSION,
+                                                                  "deployment": "gpt-realtime"})
+    assert session.headers["api-key"] == AZ_KEY and session.headers["openai-beta"] == "realtime=v1"
+    async with asyncio.timeout(10):
+        while not (billed := await rows(gateway)):
+            await asyncio.sleep(0.05)
+    usage = seen[-1]["response"]["usage"]
+    assert (billed[0].prompt_tokens, billed[0].completion_tokens) == (usage["input_tokens"], usage["output_tokens"])
+    assert jsonutil.loads(billed[0].other)["usage_source"] == "upstream"
 
 
 async def test_azure_s_refusal_of_a_wrong_key_is_relayed_without_it(gateway: Any, admin: AdminClient,

@@ -36,7 +36,10 @@ def test_a_model_is_one_path_segment_of_the_deployment_url(model: str) -> None:
         assert URL(str(url)).path.startswith("/openai/deployments/")  # as the client sends it, normalised
         assert dict(url.query) == {"api-version": "2025-04-01-preview"}
     realtime = URL(AZURE.build_realtime(target(3, RESOURCE, model), beta=False).url, encoded=True)
-    assert realtime.raw_path == "/openai/realtime" and realtime.query["deployment"] == model
+    assert realtime.raw_path == "/openai/v1/realtime" and dict(realtime.query) == {"model": model}
+    preview = URL(AZURE.build_realtime(target(3, RESOURCE, model), beta=True).url, encoded=True)
+    assert preview.raw_path == "/openai/realtime" and preview.query["deployment"] == model
+    assert set(preview.query) == {"api-version", "deployment"}
     custom = URL(OPENAI.endpoint_url(target(8, "https://h/{model}/v1/chat/completions", model), "chat"), encoded=True)
     assert custom.raw_path.count("/") == 4 and not custom.query
 

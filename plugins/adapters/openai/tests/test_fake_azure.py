@@ -1,7 +1,10 @@
 """The fake Azure OpenAI resource answers the official SDK's Azure client (``AsyncAzureOpenAI``,
 which builds Azure's URLs and headers itself) as Azure does: chat, embeddings, the Responses
 API and a realtime session at a deployment, with ``api-key`` and ``api-version``; a wrong key,
-a missing version, an unknown deployment answered with Azure's errors. Also served by
+a missing version, an unknown deployment answered with Azure's errors. Realtime as Azure serves
+it: the GA protocol at the v1 path (the SDK's ``OpenAI`` client at ``…/openai/v1``), the beta
+one at the preview path (the ``AzureOpenAI`` client's ``beta.realtime``), and a GA session on the
+preview path refused as Azure refuses it. Also served by
 ``faregate dev fake-provider azure``."""
 
 from __future__ import annotations
@@ -48,7 +51,14 @@ async def test_the_sdk_s_azure_client(azure: FakeAzure) -> None:
     assert embedded.data and azure.requests[-1]["path"] == "/openai/deployments/emb/embeddings"
     response = await sdk.responses.create(model="my-gpt", input="respond")
     assert response.output_text and azure.requests[-1]["path"] == "/openai/responses"
-    async with sdk.realtime.connect(model="my-realtime") as conn:
+    await sdk.close()
+
+
+async def test_realtime_ga_at_the_v1_path_and_beta_at_the_preview_path(azure: FakeAzure) -> None:
+    ws_base = azure.base_url.replace("http://", "ws://") + "/openai/v1"
+    ga = openai.AsyncOpenAI(base_url=azure.base_url + "/openai/v1", websocket_base_url=ws_base, api_key=KEY,
+                            default_headers={"api-key": KEY}, max_retries=0)
+    async with ga.realtime.connect(model="my-realtime") as conn:
         await conn.session.update(session={"type": "realtime", "output_modalities": ["text"]})
         await conn.response.create()
         said = ""
@@ -58,7 +68,32 @@ async def test_the_sdk_s_azure_client(azure: FakeAzure) -> None:
                 if event.type == "response.done":
                     break
     assert said == REPLY_TEXT
-    assert azure.realtime.sessions[0].query == {"api-version": VERSION, "deployment": "my-realtime"}
+    assert (azure.realtime.sessions[0].path, azure.realtime.sessions[0].query) == (
+        "/openai/v1/realtime", {"model": "my-realtime"})
+    await ga.close()
+    sdk = client(azure)
+    async with sdk.beta.realtime.connect(model="my-realtime") as beta:
+        await beta.session.update(session={"modalities": ["text"]})
+        await beta.response.create()
+        said = ""
+        async with asyncio.timeout(10):
+            async for event in beta:
+                said += getattr(event, "delta", "") if event.type == "response.text.delta" else ""
+                if event.type == "response.done":
+                    break
+    assert said == REPLY_TEXT
+    assert azure.realtime.sessions[1].query == {"api-version": VERSION, "deployment": "my-realtime"}
+    assert not azure.violations
+    # the GA protocol on the preview path: refused as Azure refuses it, and recorded
+    async with sdk.realtime.connect(model="my-realtime") as conn:
+        await conn.session.update(session={"type": "realtime", "output_modalities": ["text"]})
+        async with asyncio.timeout(10):
+            async for event in conn:
+                if event.type == "error":
+                    break
+    assert (event.error.code, event.error.param) == ("unknown_parameter", "session.type")  # type: ignore[union-attr]
+    assert [v["path"] for v in azure.violations] == ["/openai/realtime"]
+    azure.violations.clear()
     await sdk.close()
 
 

@@ -216,9 +216,14 @@ def test_azure_responses_and_realtime() -> None:
         "https://res.cognitiveservices.azure.com/openai/responses?api-version=2025-03-01-preview"
     pinned = target(3, RESOURCE, settings={"azure_responses_version": "2025-05-01-preview"})
     assert AZURE.endpoint_url(pinned, "responses").endswith("?api-version=2025-05-01-preview")
-    ws = AZURE.build_realtime(target(3, RESOURCE, model="gpt-realtime", key="az-key"), beta=False)
-    assert ws.url == "wss://res.openai.azure.com/openai/realtime?api-version=2025-04-01-preview&deployment=gpt-realtime"
+    # realtime: a GA client at the v1 API's path (no api-version), a beta one at the preview path
+    ws = AZURE.build_realtime(target(3, RESOURCE, model="gpt-realtime", key="az-key", other="2024-10-21"), beta=False)
+    assert ws.url == "wss://res.openai.azure.com/openai/v1/realtime?model=gpt-realtime"
     assert ws.headers == {"api-key": "az-key"}
+    beta = AZURE.build_realtime(target(3, RESOURCE, model="gpt-realtime", key="az-key"), beta=True)
+    assert beta.url == \
+        "wss://res.openai.azure.com/openai/realtime?api-version=2025-04-01-preview&deployment=gpt-realtime"
+    assert beta.headers == {"api-key": "az-key", "OpenAI-Beta": "realtime=v1"}
 
 
 def test_azure_s_key_header_and_capabilities() -> None:

@@ -11,7 +11,11 @@ address. What differs, as new-api calls it:
 * the Responses API is not per deployment: ``{base}/openai/v1/responses?api-version=preview``
   (``/openai/responses`` with the channel's api-version on a ``cognitiveservices.azure.com``
   endpoint), the version overridden by the channel setting ``azure_responses_version``;
-* realtime sessions open ``wss://…/openai/realtime?api-version=…&deployment=…``.
+* realtime sessions speak the protocol of the client: the GA one (what the official SDKs'
+  ``client.realtime`` speaks) at ``wss://…/openai/v1/realtime?model={deployment}`` (the v1 API:
+  no api-version), the beta one at the preview path
+  ``wss://…/openai/realtime?api-version=…&deployment=…``, which speaks nothing else (new-api
+  dials the preview path for every client, so GA clients are answered in beta events there).
 """
 
 from __future__ import annotations
@@ -97,13 +101,15 @@ class AzureOpenAIProvider(OpenAICompatibleProvider):
         if not base:
             raise GatewayError(500, "azure channel: give the resource's endpoint as the base URL",
                                code="channel:invalid_base_url")
+        headers = self.auth_headers(target)
+        deployment = path_segment(target.model)
+        if not beta:
+            url = websocket_url(join_url(base, "/openai/v1/realtime"))
+            return UpstreamRequest(WEBSOCKET, f"{url}?model={deployment}", headers, b"")
         version = _version(target.other, DEFAULT_API_VERSION, "other (the api-version)")
         url = websocket_url(join_url(base, "/openai/realtime"))
-        headers = self.auth_headers(target)
-        if beta:
-            headers["OpenAI-Beta"] = "realtime=v1"
-        return UpstreamRequest(WEBSOCKET, f"{url}?api-version={version}&deployment={path_segment(target.model)}",
-                               headers, b"")
+        headers["OpenAI-Beta"] = "realtime=v1"
+        return UpstreamRequest(WEBSOCKET, f"{url}?api-version={version}&deployment={deployment}", headers, b"")
 
     def check_key(self, key: str, other: str, settings: Mapping[str, Any]) -> str | None:
         """The key is Azure's as it is; ``other`` must be an api-version (or empty)."""

@@ -6,13 +6,18 @@ bodies) at Azure's addresses, with Azure's key and version rules.
   audio/speech}?api-version=…``;
 * ``POST /openai/v1/responses[/compact]?api-version=…`` and ``/openai/responses[/compact]``
   (an AI Foundry resource's form);
-* ``GET /openai/realtime?api-version=…&deployment=…`` upgraded to the realtime WebSocket.
+* ``GET /openai/v1/realtime?model=<deployment>`` upgraded to the realtime WebSocket of the GA
+  protocol (the v1 API: no ``api-version``), and ``GET /openai/realtime?api-version=…&deployment=…``
+  to one of the preview (beta) protocol, the only one Azure speaks there: a GA client's session
+  there is refused as Azure refuses it (``Unknown parameter: 'session.type'.``) and recorded as
+  a violation, a beta client's on the v1 path fails OpenAI's GA schemas.
 
 A JSON body needs no ``model`` (the deployment is it). The key goes in ``api-key``
 (``Authorization: Bearer`` is Entra ID's, not a key's: refused as Azure refuses a wrong key, 401
-with Azure's message); a request without ``api-version``, or to a path Azure does not serve, is
-Azure's 404 ``Resource not found``; a deployment not in :attr:`FakeAzure.deployments` (when that
-is set) is its 404 ``DeploymentNotFound``. Errors are Azure's ``{"error": {"code", "message"}}``."""
+with Azure's message); a request without ``api-version`` (but on the v1 realtime path), or to a
+path Azure does not serve, is Azure's 404 ``Resource not found``; a deployment not in
+:attr:`FakeAzure.deployments` (when that is set) is its 404 ``DeploymentNotFound``. Errors are
+Azure's ``{"error": {"code", "message"}}``."""
 
 from __future__ import annotations
 
@@ -59,6 +64,8 @@ class FakeAzure(FakeOpenAI):
     async def answer(self, request: Request, response: Response) -> None:
         if self.key is not None and request.headers.get("api-key") != self.key:
             return response.send(401, azure_error("401", ACCESS_DENIED))
+        if request.path == "/openai/v1/realtime" and request.method == "GET":  # the v1 API: no api-version
+            return await self.realtime_session(request, response, request.query.get("model", ""), beta=False)
         if not request.query.get("api-version"):
             return response.send(404, azure_error("404", "Resource not found"))
         deployment = _DEPLOYMENT.match(request.path)
@@ -75,8 +82,10 @@ class FakeAzure(FakeOpenAI):
             request.path = "/v1/responses" + (responses["compact"] or "")
             return await self.route(request, response)
         if request.path == "/openai/realtime" and request.method == "GET":
-            name = request.query.get("deployment", "")
-            if not name or (self.deployments is not None and name not in self.deployments):
-                return response.send(404, azure_error("DeploymentNotFound", NO_DEPLOYMENT))
-            return await realtime.answer(self, request, response, model=name)
+            return await self.realtime_session(request, response, request.query.get("deployment", ""), beta=True)
         response.send(404, azure_error("404", "Resource not found"))
+
+    async def realtime_session(self, request: Request, response: Response, deployment: str, *, beta: bool) -> None:
+        if not deployment or (self.deployments is not None and deployment not in self.deployments):
+            return response.send(404, azure_error("DeploymentNotFound", NO_DEPLOYMENT))
+        await realtime.answer(self, request, response, model=deployment, beta=beta)

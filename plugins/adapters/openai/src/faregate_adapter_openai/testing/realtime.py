@@ -17,11 +17,16 @@ What it does, deterministically:
 * ``response.cancel`` stops the response in progress: its ``response.done`` is
   ``cancelled``, with the usage of what it produced.
 
+A session opened with ``beta=True`` (Azure's preview path) speaks the beta protocol instead
+(:mod:`.realtime_beta`): its events renamed, and what only a GA client sends refused with
+the preview service's ``unknown_parameter`` error, recorded as a violation.
+
 A test steers it through :class:`RealtimeKnobs` (``fake.realtime``): hold a response after
 its first delta until an event is set, drop the TCP connection after some deltas, report a
-given usage, echo the credential it was given (a careless upstream), and read what each
-connection received (:attr:`RealtimeKnobs.sessions`). HTTP-level faults (a
-queued ``status`` fault, a wrong key) refuse the upgrade as they refuse any request.
+given usage, answer another text (one delta a word: a long word makes a big frame), echo the
+credential it was given (a careless upstream), and read what each connection received
+(:attr:`RealtimeKnobs.sessions`). HTTP-level faults (a queued ``status`` fault, a wrong key)
+refuse the upgrade as they refuse any request.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ import orjson
 
 from faregate.testing.fake_server import Request, Response
 from faregate.testing.fake_websocket import FakeWebSocket, is_upgrade, upgrade
+from faregate_adapter_openai.testing import realtime_beta
 from faregate_adapter_openai.testing.errors import error_body
 
 if TYPE_CHECKING:
@@ -70,6 +76,7 @@ class SessionRecord:
 
     query: dict[str, str]
     headers: dict[str, str]
+    path: str = PATH
     events: list[dict[str, Any]] = field(default_factory=list)
     closed: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -84,6 +91,8 @@ class RealtimeKnobs:
     drop_after_deltas: int | None = None
     #: the usage a test wants ``response.done`` to report instead of the computed one
     usage: dict[str, Any] | None = None
+    #: what each response says instead of :data:`REPLY_TEXT` (one delta per word)
+    reply_text: str | None = None
     #: a careless upstream: the credential it was given echoed in ``session.created``'s
     #: instructions and in an ``error`` event right after it
     echo_key: bool = False
@@ -96,9 +105,11 @@ class Tokens:
     audio: int = 0
 
 
-async def answer(fake: FakeOpenAI, request: Request, response: Response, model: str | None = None) -> None:
+async def answer(fake: FakeOpenAI, request: Request, response: Response, model: str | None = None, *,
+                 beta: bool = False) -> None:
     """``GET /v1/realtime``: a WebSocket session, or OpenAI's 400 for what is not one.
-    ``model``: the session's when the URL names it otherwise (Azure's ``deployment``)."""
+    ``model``: the session's when the URL names it otherwise (Azure's ``deployment``);
+    ``beta``: the session speaks the beta protocol (Azure's preview path)."""
     if not is_upgrade(request):
         return response.send(400, error_body(400, "The Realtime API requires a WebSocket upgrade",
                                              type="invalid_request_error", code=None))
@@ -109,9 +120,9 @@ async def answer(fake: FakeOpenAI, request: Request, response: Response, model: 
                                              code="missing_required_parameter"))
     offered = [p.strip() for p in request.headers.get("sec-websocket-protocol", "").split(",") if p.strip()]
     ws = await upgrade(request, response, subprotocol="realtime" if "realtime" in offered else None)
-    record = SessionRecord(query=dict(request.query), headers=dict(request.headers))
+    record = SessionRecord(query=dict(request.query), headers=dict(request.headers), path=request.path)
     fake.realtime.sessions.append(record)
-    session = FakeSession(fake, ws, model, record)
+    session = FakeSession(fake, ws, model, record, beta=beta)
     if fake.realtime.echo_key:
         session.session["instructions"] = f"You were called with {request.headers.get('authorization', '')}"
     try:
@@ -121,8 +132,10 @@ async def answer(fake: FakeOpenAI, request: Request, response: Response, model: 
 
 
 class FakeSession:
-    def __init__(self, fake: FakeOpenAI, ws: FakeWebSocket, model: str, record: SessionRecord) -> None:
+    def __init__(self, fake: FakeOpenAI, ws: FakeWebSocket, model: str, record: SessionRecord, *,
+                 beta: bool = False) -> None:
         self.fake = fake
+        self.beta = beta
         self.ws = ws
         self.record = record
         self.knobs = fake.realtime
@@ -143,7 +156,9 @@ class FakeSession:
         return f"{prefix}_{self.fake.id_prefix}{next(self.ids):06d}"
 
     async def send(self, event: dict[str, Any]) -> None:
-        await self.ws.send(orjson.dumps({"event_id": self.new_id("event"), **event}).decode())
+        sent = realtime_beta.to_beta(event) if self.beta else event
+        if sent is not None:
+            await self.ws.send(orjson.dumps({"event_id": self.new_id("event"), **sent}).decode())
 
     async def error(self, message: str, *, code: str | None, event_id: str | None = None,
                     param: str | None = None) -> None:
@@ -172,6 +187,10 @@ class FakeSession:
             return await self.error("The 'type' field is missing.", code="invalid_event")
         self.record.events.append(event)
         client_id = event.get("event_id") if isinstance(event.get("event_id"), str) else None
+        refused = realtime_beta.refusal(event) if self.beta else None
+        if refused is not None:  # a GA client on the preview path: the preview service's answer
+            self.fake.violations.append({"path": self.record.path, "error": refused[0], "json": event})
+            return await self.error(refused[0], code="unknown_parameter", event_id=client_id, param=refused[1])
         violation = self.schema_problem(event)
         if violation is not None:
             return await self.error(f"Invalid event: {violation}", code="invalid_event", event_id=client_id)
@@ -196,6 +215,8 @@ class FakeSession:
             rid = self.new_id("resp")
             options = event.get("response") or {}
             modalities = options.get("output_modalities") or self.session["output_modalities"]
+            if self.beta and "modalities" in options:
+                modalities = realtime_beta.modalities(options["modalities"])
             self.responses[rid] = asyncio.create_task(self.respond(rid, "audio" in modalities))
         elif kind == "response.cancel":
             await self.cancel(event.get("response_id"), client_id)
@@ -205,15 +226,20 @@ class FakeSession:
             return None
         from faregate_adapter_openai.testing.schema import request_errors
 
-        problem = request_errors(event, "RealtimeClientEvent")
+        schema = realtime_beta.client_schema(event["type"]) if self.beta else "RealtimeClientEvent"
+        problem = request_errors(event, schema) if schema else None
         if problem is not None:
-            self.fake.violations.append({"path": PATH, "error": problem, "json": event})
+            self.fake.violations.append({"path": self.record.path, "error": problem, "json": event})
         return problem
 
     def update_session(self, update: dict[str, Any]) -> None:
         for key in ("instructions", "output_modalities", "max_output_tokens", "tools", "tool_choice"):
             if key in update:
                 self.session[key] = update[key]
+        if self.beta and "modalities" in update:
+            self.session["output_modalities"] = realtime_beta.modalities(update["modalities"])
+        if self.beta and "max_response_output_tokens" in update:
+            self.session["max_output_tokens"] = update["max_response_output_tokens"]
         if isinstance(update.get("instructions"), str):
             self.conversation.text += text_tokens(update["instructions"])
 
@@ -273,7 +299,7 @@ class FakeSession:
                                 "status": "in_progress", "content": []}
         said, sent_audio, deltas = "", 0, 0
         status, details = "completed", None
-        words = REPLY_TEXT.split(" ")
+        words = (self.knobs.reply_text or REPLY_TEXT).split(" ")
         try:
             await self.send({"type": "response.created", "response": {**base, "status": "in_progress", "output": []}})
             await self.send({"type": "response.output_item.added", "response_id": rid, "output_index": 0,
