@@ -23,6 +23,7 @@ import websockets
 from faregate import jsonutil
 from faregate.db import models as m
 from faregate.testing.harness import AdminClient
+from faregate_adapter_openai.realtime.session import PARSE_LIMIT
 from faregate_adapter_openai.testing import FakeOpenAI, Fault
 from faregate_adapter_openai.testing.realtime import REPLY_TEXT, reply_audio
 from faregate_adapter_openai.testing.schema import request_errors, validate_error
@@ -331,6 +332,85 @@ async def test_the_session_ends_with_an_error_event_when_the_quota_runs_out(
 
 async def _closed(fake: FakeOpenAI) -> bool:
     return all(s.closed.is_set() for s in fake.realtime.sessions)
+
+
+async def test_a_response_the_quota_cannot_cover_started_while_another_runs_is_cancelled_and_billed(
+        gateway: Any, admin: AdminClient, fake_openai: FakeOpenAI, reports: list[Any]) -> None:
+    """The token holds one response's reservation, given to the first response; the upstream
+    starts a second while the first runs and none can be reserved for it: the session ends
+    with the error event, and both responses are cancelled upstream and billed on the usage
+    their ``response.done`` report (the second one on an empty reservation), none left running."""
+    await admin.add_channel(base_url=fake_openai.base_url, models=MODEL, key=UPSTREAM_KEY)
+    await prices(admin)
+    first_reservation = round(RESERVE_OUT * AUDIO * 2 * RATIO)
+    token = await admin.add_token(remain_quota=first_reservation)
+    fake_openai.realtime.gate = asyncio.Event()  # each response holds after its first delta
+    client = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=token, max_retries=0)
+    async with client.realtime.connect(model=MODEL) as conn:
+        await conn.session.update(session=TEXT_SESSION)
+        await conn.conversation.item.create(item=user_text("hi"))
+        await conn.response.create()
+        first = (await until(conn, "response.output_text.delta"))[-1]["response_id"]
+        await conn.response.create()  # the fake runs it beside the first (as server VAD may start one)
+        events = await until(conn, "error")
+        assert events[-1]["error"]["code"] == "pre_consume_token_quota_failed"
+        second = next(e["response"]["id"] for e in events if e["type"] == "response.created")
+        with pytest.raises(websockets.ConnectionClosed):
+            await conn.recv_bytes()
+    await client.close()
+    (session,) = fake_openai.realtime.sessions
+    await asyncio.wait_for(session.closed.wait(), 10)
+    assert {e.get("response_id") for e in session.events if e["type"] == "response.cancel"} == {first, second}
+    rows = await wait_for(lambda: _rows(gateway, 2))
+    assert {other(row)["response_id"] for row in rows} == {first, second}
+    for row in rows:
+        details = other(row)
+        assert (details["response_status"], details["usage_source"]) == ("cancelled", "upstream")
+        assert row.quota > 0
+    await gateway.gateway.ledger.flush(return_all=True)
+    assert gateway.gateway.ledger.open_reservations == 0
+    tokens = {t["name"]: t for t in (await admin.ok("GET", "/api/token/"))["items"]}
+    assert tokens["test"]["used_quota"] == sum(row.quota for row in rows)
+    (report,) = await wait_for(lambda: _reports(reports))
+    assert (report.end_reason, report.quota) == ("quota_exhausted", sum(row.quota for row in rows))
+
+
+async def test_frames_over_the_parse_limit_are_billed_from_what_they_say(
+        sdk: openai.AsyncOpenAI, gateway: Any, fake_openai: FakeOpenAI) -> None:
+    """Frames over 256 KiB are read too (off the event loop): a ``response.done`` that big is
+    settled on its usage, not estimated when the session ends."""
+    fake_openai.realtime.reply_text = " ".join(["word" * 25_000] * 3)  # three 100 kB deltas, a 300 kB done
+    async with sdk.realtime.connect(model=MODEL) as conn:
+        await conn.session.update(session=TEXT_SESSION)
+        await conn.conversation.item.create(item=user_text("Say a lot."))
+        await conn.response.create()
+        done = await conn.recv_bytes()
+        while json.loads(done)["type"] != "response.done":
+            done = await conn.recv_bytes()
+        assert len(done) > PARSE_LIMIT
+        (row,) = await wait_for(lambda: _rows(gateway, 1))  # settled while the session still runs
+        usage = json.loads(done)["response"]["usage"]
+        assert (row.completion_tokens, row.quota) == (usage["output_tokens"], quota_of(usage))
+        assert other(row)["usage_source"] == "upstream"
+
+
+async def test_a_big_text_item_and_a_big_delta_count_for_a_cut_off_response(
+        sdk: openai.AsyncOpenAI, gateway: Any, fake_openai: FakeOpenAI) -> None:
+    """A response cut off is billed on the conversation and on what was seen of it: a client
+    item over 256 KiB counts as the text it is, a delta over 256 KiB as its characters."""
+    knobs = fake_openai.realtime
+    knobs.reply_text, knobs.gate = "x" * 300_000 + " more", asyncio.Event()
+    async with sdk.realtime.connect(model=MODEL) as conn:
+        await conn.session.update(session=TEXT_SESSION)
+        await conn.conversation.item.create(item=user_text("y" * 400_000))
+        await conn.response.create()
+        await until(conn, "response.output_text.delta")  # the big one, through the gateway
+        knobs.drop_after_deltas = 2  # the upstream dies after the next delta (" more")
+        knobs.gate.set()
+        assert (await until(conn, "error"))[-1]["error"]["code"] == "upstream_closed"
+    (row,) = await wait_for(lambda: _rows(gateway, 1))
+    assert other(row)["usage_source"] == "estimated"
+    assert row.completion_tokens == -(-300_005 // 4) and row.prompt_tokens >= 400_000 // 4
 
 
 async def test_an_upstream_drop_mid_response_is_an_error_event_and_bills_what_was_seen(

@@ -92,3 +92,16 @@ async def test_a_quota_that_cannot_cover_the_next_response_says_so() -> None:
     with pytest.raises(GatewayError) as refused:
         await b.replenish()
     assert refused.value.code == "insufficient_user_quota"
+
+
+async def test_a_response_the_quota_cannot_cover_is_tracked_on_an_empty_reservation() -> None:
+    """Started by the upstream while another runs, it cannot be reserved for: the 403 is
+    returned (the session ends) and the response is still tracked, so it is cancelled and billed."""
+    b = bill(quota=100)
+    assert await b.response_created("resp_1") is None  # the standing reservation
+    refused = await b.response_created("resp_2")
+    assert refused is not None and refused.code == "insufficient_user_quota"
+    assert b.flights["resp_2"].reservation.amount == 0
+    assert await b.response_created("resp_2") is None  # known now: nothing more asked
+    assert await b.response_created("resp_3", fund=False) is None  # a session ending reserves nothing
+    assert b.flights["resp_3"].reservation.amount == 0

@@ -9,7 +9,9 @@
   starts while another runs reserves its own); ``response.done`` settles it with the
   response's ``usage`` (one consume row per response), and a new one is reserved for the
   next response. When the quota cannot cover it, the session ends with a realtime
-  ``error`` event (403 ``insufficient_user_quota`` or ``pre_consume_token_quota_failed``).
+  ``error`` event (403 ``insufficient_user_quota`` or ``pre_consume_token_quota_failed``);
+  a response already started that could not be reserved for is tracked on an empty
+  reservation, cancelled as the session ends and billed like any other (never left unbilled).
 * A response cut off before its ``response.done`` (the upstream dropped, the session
   ended) is billed on what was seen of it: its text and transcript characters and audio
   bytes, and the conversation as input (what the previous response read counted as
@@ -22,7 +24,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from faregate.api import Exchange, Price, Reservation, Usage, estimator, usage_quota
+from faregate.api import Exchange, GatewayError, Price, Reservation, Usage, estimator, usage_quota
 from faregate_adapter_openai.realtime import protocol as p
 
 
@@ -95,10 +97,6 @@ class SessionBill:
             for item in options.get("input") or ():
                 self.add_item(item)
 
-    def client_bytes(self, size: int) -> None:
-        """A frame too large to parse on the event loop: audio, by its size (errs high)."""
-        self.add_audio(p.base64_bytes(size))
-
     def add_audio(self, size: int) -> None:
         self.conversation.audio += p.audio_tokens(size, self.in_rate, p.USER_AUDIO_TOKENS_PER_SECOND)
 
@@ -147,15 +145,23 @@ class SessionBill:
             self.out_rate = rate
 
     # ---- what the upstream answers ----------------------------------------------------
-    async def response_created(self, rid: str) -> None:
-        """Give the standing reservation to response ``rid`` (or reserve one for it: a
-        response started while another runs); a 403 ``GatewayError`` when it cannot be had."""
+    async def response_created(self, rid: str, *, fund: bool = True) -> GatewayError | None:
+        """Give the standing reservation to response ``rid``, or reserve one for it (a
+        response started while another runs; ``fund=False``: the session is ending, none is
+        tried). The 403 when the quota cannot cover it: the response is tracked all the same,
+        on an empty reservation, so that it is cancelled and billed (the session ends)."""
         if rid in self.flights:
-            return
+            return None
         reservation, self.standing = self.standing, None
+        shortfall = None
         if reservation is None:
-            reservation = await self.ex.reserve(self.amount())
+            try:
+                reservation = await self.ex.reserve(self.amount() if fund else 0)
+            except GatewayError as err:
+                # nothing to hold back: what the upstream bills for it is charged all the same
+                reservation, shortfall = await self.ex.reserve(0), err
         self.flights[rid] = Flight(reservation)
+        return shortfall
 
     def delta(self, rid: Any, audio: bool, size: int) -> None:
         flight = self.flights.get(rid) if isinstance(rid, str) else None

@@ -32,7 +32,8 @@ log = logging.getLogger("faregate.realtime")
 #: runs work that must outlive the client's connection (``Services.spawn``)
 Spawn = Callable[[Coroutine[Any, Any, Any]], object]
 
-#: frames larger than this are not parsed on the event loop (audio, counted by size)
+#: frames larger than this are parsed in a worker thread, not on the event loop (rare: a long
+#: ``response.done``, a big audio chunk); every frame is read, whatever its size
 PARSE_LIMIT = 256 * 1024
 
 
@@ -74,6 +75,8 @@ class RealtimeSession:
         self.started = self.active = time.monotonic()
         self.allowance = limits.per_second  # a token bucket of client frames, a second's worth
         self.refilled = self.started
+        #: why the quota could not cover a response the upstream started (the session ends)
+        self.shortfall: GatewayError | None = None
 
     async def run(self) -> None:
         end = SessionEnd("client_gone", GatewayError(499, "the client left", code="client_gone"), 1001)
@@ -154,26 +157,29 @@ class RealtimeSession:
                     code="upstream_closed", upstream=True), 1011)
             self.active = time.monotonic()
             if isinstance(message, str):
-                message = p.scrub(message, self.secrets)
-                try:
-                    message = await self.read_upstream(message)
-                except GatewayError as err:  # the quota cannot cover the next response
-                    return SessionEnd("quota_exhausted", err, 1008)
+                message = await self.read_upstream(p.scrub(message, self.secrets))
             await self.peer.send(message)
+            if self.shortfall is not None:  # a response started that the quota cannot cover:
+                return SessionEnd("quota_exhausted", self.shortfall, 1008)  # cancelled as the session ends
             if self.bill.standing is None and not self.bill.flights:
                 try:  # after a response.done went out: the next response's reservation
                     await self.bill.replenish()
                 except GatewayError as err:
                     return SessionEnd("quota_exhausted", err, 1008)
 
-    async def read_upstream(self, message: str) -> str:
-        """Bill on the side; the message as the client gets it (an error event redacted)."""
-        if len(message) > PARSE_LIMIT:  # audio: big deltas are counted by their size
-            return message
+    @staticmethod
+    async def parse(message: str) -> Any:
+        """The frame's JSON (None when it is none), parsed off the event loop when large."""
         try:
-            event: Any = json_loads(message)
+            return json_loads(message) if len(message) <= PARSE_LIMIT else await asyncio.to_thread(json_loads, message)
         except JSONDecodeError:
-            return message
+            return None
+
+    async def read_upstream(self, message: str) -> str:
+        """Bill on the side; the message as the client gets it (an error event redacted). A
+        response the quota cannot cover is tracked all the same (billed, cancelled as the
+        session ends) and :attr:`shortfall` says why the session ends."""
+        event = await self.parse(message)
         if not isinstance(event, dict):
             return message
         kind = event.get("type")
@@ -185,10 +191,11 @@ class RealtimeSession:
             response = event.get("response")
             rid = response.get("id") if isinstance(response, dict) else None
             if isinstance(response, dict) and isinstance(rid, str):
-                if not self.draining:  # a response the bill does not know yet gets a reservation
-                    await self.bill.response_created(rid)
+                # a response the bill does not know yet gets a reservation (none while draining)
+                shortfall = await self.bill.response_created(rid, fund=not self.draining)
                 if kind == p.RESPONSE_DONE:
                     self.bill.response_done(rid, response)
+                self.shortfall = self.shortfall or shortfall
         elif kind == p.ERROR:
             return p.safe_error_event(event, message)
         return message
@@ -213,7 +220,7 @@ class RealtimeSession:
                         type="rate_limit_error", code="rate_limit_exceeded"), 1008)
                 self.allowance -= 1
             if isinstance(message, str):
-                self.read_client(message)
+                await self.read_client(message)
             try:
                 await self.upstream.send(message)
             except UpstreamTransportError:
@@ -221,14 +228,8 @@ class RealtimeSession:
                     502, "the upstream connection broke", type="server_error", code="upstream_closed",
                     upstream=True), 1011)
 
-    def read_client(self, message: str) -> None:
-        if len(message) > PARSE_LIMIT:
-            self.bill.client_bytes(len(message))
-            return
-        try:
-            event = json_loads(message)
-        except JSONDecodeError:
-            return  # relayed as it is: the upstream answers it with an error event
+    async def read_client(self, message: str) -> None:
+        event = await self.parse(message)  # not JSON: relayed as it is, the upstream answers it
         if isinstance(event, dict):
             self.bill.client_event(event)
 
@@ -250,15 +251,17 @@ class RealtimeSession:
             self.spawn(self.upstream.close())
 
     async def drain(self) -> None:
+        cancelled: set[str] = set()
         try:
             async with asyncio.timeout(self.limits.drain_seconds):
-                for rid in list(self.bill.flights):
-                    await self.upstream.send(json_dumps({"type": p.RESPONSE_CANCEL, "response_id": rid}).decode())
                 while self.bill.flights:
+                    for rid in [rid for rid in self.bill.flights if rid not in cancelled]:  # one started meanwhile too
+                        cancelled.add(rid)
+                        await self.upstream.send(json_dumps({"type": p.RESPONSE_CANCEL, "response_id": rid}).decode())
                     message = await self.upstream.receive()
                     if message is None:
                         return
                     if isinstance(message, str):
                         await self.read_upstream(message)
-        except (TimeoutError, UpstreamTransportError, GatewayError):
+        except (TimeoutError, UpstreamTransportError):
             pass
