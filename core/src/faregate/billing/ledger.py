@@ -1,5 +1,6 @@
-"""Exact, fast quota accounting: leases taken atomically from the database, spent
-from memory, flushed in batches.
+"""Exact, fast quota accounting: leases taken atomically from the database
+(:mod:`faregate.billing.leases`), spent from memory here, flushed in batches
+(:mod:`faregate.billing.pending`).
 
 Invariants (tested in core/tests/test_ledger.py on SQLite, and on every storage engine by
 the storage conformance suite, :mod:`faregate.testing.conformance`; tests/test_relay_openai.py,
@@ -29,13 +30,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from tortoise.expressions import F
-from tortoise.transactions import in_transaction
-
-from faregate.billing.log_rows import log_row
+from faregate.billing.leases import InsufficientQuota, Lease, lease_from_db
+from faregate.billing.pending import LogEntry, PendingWrites, Swept, write_batch
 from faregate.billing.workers import new_worker_id
 from faregate.billing.workers import sweep_dead_workers as sweep_dead_workers  # its home before
 from faregate.db import models as m
@@ -43,87 +41,11 @@ from faregate.db import models as m
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from tortoise.backends.base.client import BaseDBAsyncClient
-    from tortoise.models import Model
-
     from faregate.contracts import UsageRecorder
 
+__all__ = ["InsufficientQuota", "Lease", "LogEntry", "QuotaLedger", "Reservation", "sweep_dead_workers"]
+
 log = logging.getLogger("faregate.billing")
-
-
-class InsufficientQuota(Exception):
-    def __init__(self, kind: str) -> None:
-        super().__init__(kind)
-        self.kind = kind  # "user" or "token"
-
-
-@dataclass(slots=True)
-class Lease:
-    kind: str
-    ref_id: int
-    free: int = 0  # leased and not reserved
-    reserved: int = 0  # held by in-flight requests
-    consumed_unflushed: int = 0  # spent, not yet written to the database
-    last_used: float = 0.0
-    # the sweeper took this worker for dead and already returned the lease's money:
-    # what it still sees spent is charged to the balance directly, nothing is returned
-    orphaned: bool = False
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-
-@dataclass(slots=True)
-class LogEntry:
-    """One consume/error log row; the ``record`` hooks receive it too."""
-
-    user_id: int
-    username: str
-    token_id: int
-    token_name: str
-    model_name: str
-    quota: int
-    prompt_tokens: int
-    completion_tokens: int
-    use_time: int
-    is_stream: bool
-    channel_id: int
-    group: str
-    request_id: str
-    type: int = m.LOG_CONSUME
-    content: str = ""
-    ip: str = ""
-    other: dict[str, Any] = field(default_factory=dict)
-    created_at: int = 0
-
-
-class _Swept(Exception):
-    """This worker's row is gone: a sweeper returned its leases."""
-
-
-# ---- the balances leases draw from ----------------------------------------------------
-# The one place that tells a user lease from a token lease: everything else passes the
-# lease's kind ("user" or "token") through.
-
-
-def _balance(kind: str) -> tuple[type[Model], str]:
-    """The table and column a lease of ``kind`` draws its quota from."""
-    return (m.User, "quota") if kind == "user" else (m.Token, "remain_quota")
-
-
-async def _take_from_balance(kind: str, ref_id: int, amount: int, conn: BaseDBAsyncClient, *,
-                             only_if_covered: bool = False) -> int:
-    """Subtract ``amount`` from the balance; with ``only_if_covered``, only when it holds
-    at least that much (one conditional UPDATE). Returns how many rows changed (0 or 1)."""
-    model, column = _balance(kind)
-    where: dict[str, Any] = {"id": ref_id}
-    if only_if_covered:
-        where[f"{column}__gte"] = amount
-    return await model.filter(**where).using_db(conn).update(**{column: F(column) - amount})
-
-
-async def _return_to_balance(kind: str, ref_id: int, amount: int, conn: BaseDBAsyncClient) -> None:
-    """Give ``amount`` back to the balance (a returned or swept lease)."""
-    model, column = _balance(kind)
-    await model.filter(id=ref_id).using_db(conn).update(**{column: F(column) + amount})
 
 
 class Reservation:
@@ -159,10 +81,7 @@ class QuotaLedger:
         self.lease_idle = lease_idle
         self.min_chunk = min_chunk
         self.leases: dict[tuple[str, int], Lease] = {}
-        self._logs: list[LogEntry] = []
-        self._user_usage: dict[int, list[int]] = {}  # id -> [quota, requests]
-        self._token_usage: dict[int, int] = {}
-        self._channel_usage: dict[int, int] = {}
+        self._pending = PendingWrites()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[Any] | None = None
         self._flush_lock = asyncio.Lock()
@@ -234,20 +153,9 @@ class QuotaLedger:
             return lease
 
     async def _lease_into(self, lease: Lease, amount: int) -> int:
-        got = await self._lease_from_db(lease.kind, lease.ref_id, amount)
+        got = await lease_from_db(self.worker_id, lease.kind, lease.ref_id, amount)
         lease.free += got
         return got
-
-    async def _lease_from_db(self, kind: str, ref_id: int, amount: int) -> int:
-        async with in_transaction() as conn:
-            if not await _take_from_balance(kind, ref_id, amount, conn, only_if_covered=True):
-                return 0
-            updated = await m.QuotaLease.filter(worker=self.worker_id, kind=kind, ref_id=ref_id).using_db(
-                conn).update(held=F("held") + amount)
-            if not updated:
-                await m.QuotaLease.create(worker=self.worker_id, kind=kind, ref_id=ref_id, held=amount,
-                                          using_db=conn)
-        return amount
 
     # -- settling (synchronous: safe inside ``finally`` of a cancelled task) ------------
     def _settle(self, res: Reservation, actual: int, entry: LogEntry | None, channel_id: int) -> None:
@@ -263,23 +171,13 @@ class QuotaLedger:
             lease.free += res.amount - actual  # may go negative: bounded overdraft
             lease.consumed_unflushed += actual
             lease.last_used = time.monotonic()
-        if actual or entry is not None:
-            usage = self._user_usage.setdefault(res.user_id, [0, 0])
-            usage[0] += actual
-            usage[1] += 1 if entry is not None and entry.type == m.LOG_CONSUME else 0
-            if res.token_id is not None:
-                self._token_usage[res.token_id] = self._token_usage.get(res.token_id, 0) + actual
-            if channel_id:
-                self._channel_usage[channel_id] = self._channel_usage.get(channel_id, 0) + actual
-        if entry is not None:
-            entry.created_at = entry.created_at or int(time.time())
-            self._logs.append(entry)
+        self._pending.add(res.user_id, res.token_id, channel_id, actual, entry)
         self._wake.set()
 
     @property
     def queued_logs(self) -> int:
         """Log rows waiting for the next flush."""
-        return len(self._logs)
+        return len(self._pending.batch.logs)
 
     # -- flushing ----------------------------------------------------------------------
     async def _flush_loop(self) -> None:
@@ -313,25 +211,9 @@ class QuotaLedger:
                 await m.Worker.update_or_create(id=self.worker_id, defaults={"heartbeat": int(time.time())})
                 await self._flush_once(return_all)
 
-    def _requeue(self, logs: list[LogEntry], users: dict[int, list[int]], tokens: dict[int, int],
-                 channels: dict[int, int]) -> None:
-        """Put a failed flush's rows back so the next flush writes them; nothing is lost."""
-        self._logs[:0] = logs
-        for uid, (q, n) in users.items():
-            cur = self._user_usage.setdefault(uid, [0, 0])
-            cur[0] += q
-            cur[1] += n
-        for tid, q in tokens.items():
-            self._token_usage[tid] = self._token_usage.get(tid, 0) + q
-        for cid, q in channels.items():
-            self._channel_usage[cid] = self._channel_usage.get(cid, 0) + q
-
     async def _flush_once(self, return_all: bool) -> bool:
         """Write what is pending in one transaction; True if this worker had been swept."""
-        logs, self._logs = self._logs, []
-        users, self._user_usage = self._user_usage, {}
-        tokens, self._token_usage = self._token_usage, {}
-        channels, self._channel_usage = self._channel_usage, {}
+        batch = self._pending.take()
         now = time.monotonic()
         consumed: list[tuple[Lease, int]] = []
         returning: list[tuple[Lease, int]] = []
@@ -341,12 +223,12 @@ class QuotaLedger:
             if not lease.orphaned and lease.reserved == 0 and not lease.lock.locked() and (
                     return_all or now - lease.last_used > self.lease_idle):
                 returning.append((lease, lease.free))
-        if not (logs or users or tokens or channels or consumed or returning):
+        if not (batch or consumed or returning):
             return False
         try:
-            await self._write(logs, users, tokens, channels, consumed, returning)
-        except _Swept:
-            self._requeue(logs, users, tokens, channels)
+            await write_batch(self.worker_id, batch, consumed, returning)
+        except Swept:
+            self._pending.requeue(batch)
             log.error("worker %s was swept as dead while alive; re-registering", self.worker_id)
             for lease in self.leases.values():  # their money went back to the balances
                 lease.orphaned = True
@@ -355,7 +237,7 @@ class QuotaLedger:
             self.leases = {}
             return True
         except Exception:
-            self._requeue(logs, users, tokens, channels)
+            self._pending.requeue(batch)
             raise
         for lease, amount in consumed:
             lease.consumed_unflushed -= amount
@@ -364,14 +246,14 @@ class QuotaLedger:
             if lease.free == 0 and lease.reserved == 0 and lease.consumed_unflushed == 0:
                 self.leases.pop((lease.kind, lease.ref_id), None)
         self._orphans = [o for o in self._orphans if o.reserved or o.consumed_unflushed]
-        if users:
+        if batch.users:
             for watcher in self.watchers:
                 try:
-                    watcher(list(users))
+                    watcher(list(batch.users))
                 except Exception:
                     log.exception("ledger watcher %r failed", watcher)
         for recorder in self.recorders:
-            for entry in logs:
+            for entry in batch.logs:
                 try:
                     result = recorder.record(entry)
                     if asyncio.iscoroutine(result):
@@ -379,44 +261,6 @@ class QuotaLedger:
                 except Exception:
                     log.exception("usage recorder %r failed", recorder)
         return False
-
-    async def _write(self, logs: list[LogEntry], users: dict[int, list[int]], tokens: dict[int, int],
-                     channels: dict[int, int], consumed: list[tuple[Lease, int]],
-                     returning: list[tuple[Lease, int]]) -> None:
-        async with in_transaction() as conn:
-            # exists(), not the UPDATE's row count: MySQL counts only rows whose value changed
-            if not await m.Worker.filter(id=self.worker_id).using_db(conn).exists():
-                raise _Swept
-            await m.Worker.filter(id=self.worker_id).using_db(conn).update(heartbeat=int(time.time()))
-            # an orphan's spending was never subtracted (its lease money went back): charge it now
-            for lease, amount in consumed:
-                if lease.orphaned and amount:
-                    await _take_from_balance(lease.kind, lease.ref_id, amount, conn)
-            consumed = [(lease, amount) for lease, amount in consumed if not lease.orphaned]
-            if logs:
-                await m.Log.bulk_create([log_row(e) for e in logs], using_db=conn)
-            for uid, (quota, count) in users.items():
-                await m.User.filter(id=uid).using_db(conn).update(
-                    used_quota=F("used_quota") + quota, request_count=F("request_count") + count)
-            stamp = int(time.time())
-            for tid, quota in tokens.items():
-                await m.Token.filter(id=tid).using_db(conn).update(
-                    used_quota=F("used_quota") + quota, accessed_time=stamp)
-            for cid, quota in channels.items():
-                await m.Channel.filter(id=cid).using_db(conn).update(used_quota=F("used_quota") + quota)
-            # the lease row shrinks by what was spent; returned leases go back to the balance
-            spent: dict[tuple[str, int], int] = {}
-            for lease, amount in consumed:
-                spent[(lease.kind, lease.ref_id)] = amount
-            back = {(lease.kind, lease.ref_id): amount for lease, amount in returning}
-            for key in set(spent) | set(back):
-                kind, ref = key
-                delta = spent.get(key, 0) + back.get(key, 0)
-                await m.QuotaLease.filter(worker=self.worker_id, kind=kind, ref_id=ref).using_db(conn).update(
-                    held=F("held") - delta)
-                if key in back and back[key]:
-                    await _return_to_balance(kind, ref, back[key], conn)
-            await m.QuotaLease.filter(worker=self.worker_id, held=0).using_db(conn).delete()
 
     # -- reading -----------------------------------------------------------------------
     async def held_for(self, kind: str, ref_id: int) -> int:

@@ -12,7 +12,7 @@ from faregate import jsonutil
 from faregate.db import models as m
 
 if TYPE_CHECKING:
-    from faregate.billing.ledger import LogEntry
+    from faregate.billing.pending import LogEntry
 
 INT32_MAX = 2**31 - 1
 

@@ -15,6 +15,7 @@ from typing import cast
 
 from tortoise.transactions import in_transaction
 
+from faregate.billing.leases import return_to_balance
 from faregate.db import models as m
 
 log = logging.getLogger("faregate.billing")
@@ -78,8 +79,6 @@ async def sweep_dead_workers(stale_after: float) -> int:
 async def release_worker(worker: str) -> None:
     """Give every lease of ``worker`` back to its balance and forget the worker (its
     unflushed spending is lost with it: the owner is refunded, never overcharged)."""
-    from faregate.billing.ledger import _return_to_balance as return_to_balance  # it imports this module
-
     async with in_transaction() as conn:
         leases = await m.QuotaLease.filter(worker=worker).using_db(conn)
         for lease in leases:
