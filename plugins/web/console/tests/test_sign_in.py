@@ -1,9 +1,14 @@
 """Signing in on a new gateway: the setup wizard makes root; a user with 2FA passes the
 code step; a user registers a passkey (Chromium's virtual authenticator) and logs in with
-it. The gateway is served as ``localhost``: WebAuthn takes no IP address as its site."""
+it; a user who forgot the password asks for the reset link, which arrives by email (the
+email plugin's local SMTP server) and, opened, shows a new password that logs in. The
+gateway is served as ``localhost``: WebAuthn takes no IP address as its site."""
 
 from __future__ import annotations
 
+import html
+import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +17,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from faregate.testing.harness import GatewayProcess
+from faregate_auth_email.testing import LocalSMTP
 from faregate_web.testing import PageErrors, screenshot
 
 ROOT = "wizard-root-password"
@@ -120,3 +126,53 @@ def test_3_a_passkey_registered_in_the_console_signs_in(fresh: str, visit: Page)
     page.wait_for_url("**/console")
     expect(page.get_by_role("button", name="Log out")).to_be_visible()
 
+
+
+@pytest.fixture
+def smtp() -> Iterator[LocalSMTP]:
+    server = LocalSMTP()
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_4_a_forgotten_password_is_reset_by_email(fresh: str, visit: Page, smtp: LocalSMTP) -> None:
+    root = _client(fresh, "root", ROOT)
+    for key, value in (("SMTPServer", "127.0.0.1"), ("SMTPPort", str(smtp.port)), ("SMTPFrom", "gate@example.com"),
+                       ("ServerAddress", fresh)):
+        _ok(root, "PUT", "/api/option/", json={"key": key, "value": value})
+    assert httpx.post(fresh + "/api/user/register", json={"username": "rita", "password": PASSWORD}).json()["success"]
+    [rita] = _ok(root, "GET", "/api/user/search", params={"keyword": "rita"})["items"]
+    _ok(root, "PUT", "/api/user/", json={"id": rita["id"], "email": "rita@example.com"})
+    root.close()
+
+    page = visit
+    page.goto("/login")
+    page.get_by_role("link", name="Forgot your password?").click()
+    page.wait_for_url("**/reset")
+    page.get_by_label("Email").fill("rita@example.com")
+    page.get_by_role("button", name="Send the reset link").click()
+    expect(page.get_by_role("status").filter(has_text="a reset link is on its way")).to_be_visible()
+    screenshot(page, "reset-ask")
+
+    deadline = time.monotonic() + 10
+    while not [m for m in smtp.messages if "rita@example.com" in str(m["To"])]:
+        assert time.monotonic() < deadline, "no reset mail arrived"
+        time.sleep(0.05)
+    found = re.search(r'href="([^"]+)"', LocalSMTP.html(smtp.messages[-1]))
+    assert found is not None
+    link = html.unescape(found[1])
+    assert link.startswith(fresh + "/user/reset?email=")  # new-api's reset link
+    page.goto(link)
+    expect(page.get_by_role("heading", name="Reset the password")).to_be_visible()
+    expect(page.get_by_text("Reset the password of rita@example.com?")).to_be_visible()
+    page.get_by_role("button", name="Reset the password").click()
+    shown = page.get_by_test_id("new-password")
+    expect(shown).not_to_be_empty()
+    new_password = shown.inner_text().strip()
+    screenshot(page, "reset-done")
+    # the old password is gone; the new one logs in
+    old = httpx.post(fresh + "/api/user/login", json={"username": "rita", "password": PASSWORD}).json()
+    assert old["success"] is False
+    _log_in(page, "rita", new_password)
+    page.wait_for_url("**/console")

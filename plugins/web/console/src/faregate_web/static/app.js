@@ -20,6 +20,8 @@ export const PAGES = [
   ['/login', page(() => import('./pages/login.js')), null],
   ['/register', page(() => import('./pages/register.js')), null],
   ['/setup', page(() => import('./pages/setup.js')), null],
+  ['/reset', page(() => import('./pages/reset.js')), null],
+  ['/user/reset', page(() => import('./pages/reset.js')), null],
   ['/pricing', page(() => import('./pages/pricing.js')), null],
   ['/about', page(() => import('./pages/about.js')), null],
   ['/console', page(() => import('./pages/dashboard.js')), 'user', 'dashboard'],
@@ -76,7 +78,7 @@ function Header ({ onLogout, onLang, onTheme, theme }) {
     <a class="brand" href="/">${status.system_name || 'Faregate'}</a>
     ${inConsole && user ? html`<button type="button" class="menu-toggle" aria-expanded=${open}
         aria-controls="side" onClick=${() => setOpen(!open)}>${t('menu')}</button>` : null}
-    <nav class="top-nav" aria-label="site">
+    <nav class="top-nav" aria-label=${t('site')}>
       <a href="/pricing">${t('pricing')}</a>
       <a href="/about">${t('about')}</a>
       ${user ? html`<a href="/console">${t('console')}</a>

@@ -19,6 +19,7 @@ export const strings = {
     codeHint: 'The 6-digit code from your authenticator app, or a backup code.',
     verify: 'Verify',
     passkey: 'Log in with a passkey',
+    forgot: 'Forgot your password?',
     noAccount: 'No account yet?',
     register: 'Register'
   },
@@ -31,6 +32,7 @@ export const strings = {
     codeHint: '身份验证器中的 6 位验证码，或一个备用码。',
     verify: '验证',
     passkey: '使用 Passkey 登录',
+    forgot: '忘记密码？',
     noAccount: '还没有账户？',
     register: '注册'
   }
@@ -89,6 +91,7 @@ export default function Login () {
         </form>`}
       <${ErrorText} error=${error} />
       ${status.passkey_login && !second && window.PublicKeyCredential ? html`<p><button type="button" onClick=${passkey} disabled=${busy}>${t('passkey')}</button></p>` : null}
+      <p class="muted"><a href="/reset">${t('forgot')}</a></p>
       <p class="muted">${t('noAccount')} <a href="/register">${t('register')}</a></p>
     </div>
   </${Page}>`
