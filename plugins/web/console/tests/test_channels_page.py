@@ -1,5 +1,7 @@
 """The channels page (admin): add an OpenAI channel through the form, find it in the table,
-test it, change its priority in place, disable and enable it."""
+test it, change its priority and weight in place, update its balance from its row, disable
+and enable it; the key fields of Azure, AWS Bedrock and Vertex (their hints, a regional
+endpoint instead of a required base URL)."""
 
 from __future__ import annotations
 
@@ -43,8 +45,20 @@ def test_add_test_prioritise_and_toggle_a_channel(admin_page: Page, web: Web) ->
     priority.press("Enter")
     expect(page.get_by_text("Priority of web-openai saved")).to_be_visible()
     expect(row.get_by_label("Priority of web-openai")).to_have_value("7")
+    weight = row.get_by_label("Weight of web-openai")
+    weight.fill("5")
+    weight.press("Enter")
+    expect(page.get_by_text("Weight of web-openai saved")).to_be_visible()
+    expect(row.get_by_label("Weight of web-openai")).to_have_value("5")
     [channel] = web.ok("GET", "/api/channel/search", params={"keyword": "web-openai"})["items"]
-    assert channel["priority"] == 7 and channel["base_url"] == web.upstream.base_url and channel["models"] == MODEL
+    assert channel["priority"] == 7 and channel["weight"] == 5
+    assert channel["base_url"] == web.upstream.base_url and channel["models"] == MODEL
+
+    # the row's balance button asks the upstream (the fake's billing routes) and shows it
+    row.get_by_role("button", name="Update the balance of web-openai").click()
+    expect(page.get_by_text(re.compile(r"^Balance of web-openai: \$\d+\.\d\d$"))).to_be_visible()
+    balance = web.ok("GET", f"/api/channel/{channel['id']}")["balance"]
+    expect(row).to_contain_text(f"${balance:.2f}")
 
     row.get_by_role("button", name="Disable web-openai").click()
     expect(row.get_by_text("Disabled", exact=True)).to_be_visible()
@@ -98,3 +112,37 @@ def test_test_all_shows_progress_and_a_multi_key_channel_manages_its_keys(admin_
     tagged = web.ok("GET", "/api/channel/search", params={"keyword": "day"})["items"]
     assert sorted((c["name"], c["priority"], c["tag"]) for c in tagged) == [("dead-line", 9, "day"),
                                                                             ("two-keys", 9, "day")]
+
+
+def test_azure_bedrock_and_vertex_key_fields(admin_page: Page, web: Web) -> None:
+    page = admin_page
+    page.goto("/console/channel")
+    page.get_by_role("button", name="Add channel").click()
+    form = page.get_by_role("dialog", name="Add a channel")
+    base_url = form.get_by_label(re.compile(r"^Base URL"))
+
+    form.get_by_label(re.compile(r"^Type")).select_option("3")  # Azure: the resource's URL and an API version
+    expect(form).to_contain_text("The Azure OpenAI resource's key")
+    expect(form.get_by_label(re.compile(r"^API version"))).to_be_visible()
+    expect(base_url).to_have_attribute("required", "")
+
+    form.get_by_label(re.compile(r"^Type")).select_option("33")  # Bedrock: AK|SK|region, no base URL
+    expect(form).to_contain_text("AK|SK|region")
+    expect(form).to_contain_text("Empty: the region's endpoint.")
+    expect(base_url).not_to_have_attribute("required", "")
+    form.get_by_label(re.compile(r"^Name")).fill("bedrock-line")
+    form.get_by_label(re.compile(r"^Key\b")).fill("AKIAIOSFODNN7EXAMPLE|wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY|us-west-2")
+    form.get_by_label(re.compile(r"^Region")).fill("us-west-2")
+    form.get_by_label(re.compile(r"^Models")).fill("claude-3-5-haiku-20241022")
+    form.get_by_role("button", name="Create").click()
+    expect(form).to_be_hidden()
+    [bedrock] = web.ok("GET", "/api/channel/search", params={"keyword": "bedrock-line"})["items"]
+    assert (bedrock["type"], bedrock["base_url"], bedrock["other"]) == (33, "", "us-west-2")
+
+    page.get_by_role("button", name="Add channel").click()
+    form = page.get_by_role("dialog", name="Add a channel")
+    form.get_by_label(re.compile(r"^Type")).select_option("41")  # Vertex: a service account's JSON, a region
+    expect(form).to_contain_text("The service account's JSON key file")
+    expect(form.get_by_label(re.compile(r"^Region"))).to_be_visible()
+    expect(form.get_by_label(re.compile(r"^Base URL"))).not_to_have_attribute("required", "")
+    form.get_by_role("button", name="Cancel").click()

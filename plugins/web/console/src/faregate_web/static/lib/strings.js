@@ -5,6 +5,7 @@ export const strings = {
   en: {
     skip: 'Skip to content',
     menu: 'Menu',
+    site: 'Site',
     home: 'Home',
     pricing: 'Pricing',
     about: 'About',
@@ -50,6 +51,7 @@ export const strings = {
     actions: 'Actions',
     previous: 'Previous',
     next: 'Next',
+    pagination: 'Pages',
     pageOf: 'Page {page} of {pages} ({total} in all)',
     empty: 'Nothing here yet.',
     error: 'Error: {message}',
@@ -61,6 +63,7 @@ export const strings = {
   'zh-CN': {
     skip: '跳到正文',
     menu: '菜单',
+    site: '站点导航',
     home: '首页',
     pricing: '模型价格',
     about: '关于',
@@ -106,6 +109,7 @@ export const strings = {
     actions: '操作',
     previous: '上一页',
     next: '下一页',
+    pagination: '分页',
     pageOf: '第 {page} / {pages} 页（共 {total} 条）',
     empty: '暂无数据。',
     error: '错误：{message}',

@@ -70,7 +70,7 @@ export function Table ({ columns, rows, caption, rowKey = r => r.id }) {
 
 export function Pager ({ page, pageSize, total, onPage }) {
   const pages = Math.max(1, Math.ceil((total || 0) / pageSize))
-  return html`<nav class="pager" aria-label="pagination">
+  return html`<nav class="pager" aria-label=${t('pagination')}>
     <button type="button" disabled=${page <= 1} onClick=${() => onPage(page - 1)}>${t('previous')}</button>
     <span>${t('pageOf', { page, pages, total: total || 0 })}</span>
     <button type="button" disabled=${page >= pages} onClick=${() => onPage(page + 1)}>${t('next')}</button>
