@@ -228,3 +228,28 @@ def require(role: int) -> Callable[[View], View]:
         return guarded_view
 
     return decorator
+
+
+def require_session(role: int) -> Callable[[View], View]:
+    """Like :func:`require`, for a route a browser reaches by plain navigation (a sign-in
+    widget's redirect), which cannot send ``New-Api-User``: the login session alone, never an
+    access token. Without the header nothing stops a cross-site link from reaching it, so the
+    route must check a proof of its own (a state given to this session)."""
+
+    def decorator(view: View) -> View:
+        @functools.wraps(view)
+        async def wrapper(*args: Any, **kwargs: Any) -> Response:
+            gw = gateway()
+            await gw.feed.catch_up()
+            user = gw.services.accounts.session_user()
+            if user is None:
+                return fail("not logged in: this route needs the login session", status=401)
+            if user.role < role:
+                return fail("permission denied: insufficient role")
+            return await view(*args, me=Principal(user=user, group=user.group, via="session"), **kwargs)
+
+        guarded_view = guarded(wrapper)
+        setattr(guarded_view, ACCESS, role)
+        return guarded_view
+
+    return decorator
