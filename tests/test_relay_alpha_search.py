@@ -17,6 +17,7 @@ from faregate.db import models as m
 from faregate.testing.fake_server import assert_no_violations
 from faregate_adapter_openai.codex import CODEX_TYPE
 from faregate_adapter_openai.testing.alpha_search import PATH
+from faregate_adapter_openai.testing.answers import answer_of, check_answer
 from faregate_adapter_openai.testing.schema import validate_error
 from faregate_adapter_openai.testing.server import FakeOpenAI
 
@@ -60,8 +61,8 @@ async def test_search_is_relayed_to_a_codex_channel_with_its_oauth_headers(gatew
     body = {"model": MODEL, "id": "req-1", "query": {"q": "weather in Paris"}, "settings": {"future": [1, {"x": 0}]}}
     resp = await search(gateway, key, body)
     assert resp.status_code == 200, resp.text
-    answer = resp.json()
-    assert answer["model"] == MODEL and len(answer["results"]) == 3
+    answer = check_answer(answer_of(resp))  # the shape Codex reads
+    assert answer["model"] == MODEL and len(answer["results"]) == 3 and answer["output"]
     (sent,) = fake.requests
     assert sent["path"] == PATH and sent["json"] == body  # unknown fields and nested values kept
     assert sent["headers"]["authorization"] == f"Bearer {FAKE_KEY}"

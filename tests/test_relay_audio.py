@@ -130,6 +130,19 @@ async def test_the_form_is_relayed_byte_for_byte_unless_the_model_changes(gatewa
     assert other(rows[1])["upstream_model_name"] == "whisper-1"
 
 
+async def test_a_transcription_with_the_sync_sdk(gateway: Any, key: str, fake_openai: Any) -> None:
+    def transcribe() -> Any:
+        with openai.OpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0,
+                           _strict_response_validation=True) as sync:
+            return sync.audio.transcriptions.create(file=("clip.wav", wav(2.0)), model="whisper-1")
+
+    result = await asyncio.to_thread(transcribe)
+    assert result.text == "Transcribed 2.00 seconds of clip.wav with whisper-1"
+    assert fake_openai.requests[-1]["path"] == "/v1/audio/transcriptions"
+    (row,) = await consume_logs(gateway)
+    assert (row.model_name, row.quota) == ("whisper-1", per_minute_quota(2))
+
+
 async def test_a_translation_with_the_sync_sdk(gateway: Any, key: str, fake_openai: Any) -> None:
     def translate() -> Any:
         with openai.OpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0,

@@ -1,5 +1,6 @@
 """``POST /v1/embeddings`` (and new-api's ``/v1/engines/{model}/embeddings``) through the
-gateway with the official ``openai`` SDK as client: base64 (the SDK's default) and float
+gateway with the official ``openai`` SDK as client (strict response validation, async and
+sync; the SDK's default base64 answers validated raw, see :func:`base64_sdk`): base64 and float
 answers, dimensions, token-array input, billing on the upstream's usage, OpenAI-shaped
 400s for bad input, and channel selection by capability: an Anthropic channel of the same
 model is never chosen for embeddings, and a model only such channels serve gets an error
@@ -7,6 +8,7 @@ naming the endpoint."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import struct
 from typing import Any
@@ -16,6 +18,7 @@ import openai
 import pytest
 
 from faregate.db import models as m
+from faregate_adapter_openai.testing.answers import answer_of, check_answer
 from faregate_adapter_openai.testing.embeddings import vector
 from faregate_adapter_openai.testing.schema import EMBEDDINGS_RESPONSE, validate, validate_error
 
@@ -28,10 +31,18 @@ async def client(gateway: Any, admin: Any, fake_openai: Any) -> Any:
     await admin.add_channel(base_url=fake_openai.base_url, models=f"{MODEL},text-embedding-ada-002",
                             model_mapping='{"text-embedding-ada-002": "text-embedding-3-large"}')
     key = await admin.add_token(remain_quota=5_000_000)
-    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
+    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0,
+                             _strict_response_validation=True)
     sdk.key = key  # type: ignore[attr-defined]
     yield sdk
     await sdk.close()
+
+
+def base64_sdk(gateway: Any, key: str) -> openai.AsyncOpenAI:
+    """A client for the SDK's default (base64) answers, without strict validation: the SDK types an
+    embedding as floats and checks that before it decodes base64 (a real OpenAI answer fails the same
+    way). The raw answer is validated instead, decoded, against OpenAI's schema (:func:`check_answer`)."""
+    return openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
 
 
 async def consume_logs(gateway: Any) -> list[m.Log]:
@@ -41,7 +52,11 @@ async def consume_logs(gateway: Any) -> list[m.Log]:
 
 async def test_sdk_default_base64_is_relayed_unchanged_and_billed(client: Any, gateway: Any,
                                                                   fake_openai: Any) -> None:
-    result = await client.embeddings.create(model=MODEL, input=["hello world", "second input here"])
+    async with base64_sdk(gateway, client.key) as sdk:
+        raw = await sdk.embeddings.with_raw_response.create(model=MODEL, input=["hello world", "second input here"])
+    assert isinstance(raw.http_response.json()["data"][0]["embedding"], str)
+    check_answer(answer_of(raw.http_response))
+    result = raw.parse()
     assert [len(d.embedding) for d in result.data] == [16, 16]
     assert result.data[0].embedding == pytest.approx(vector("hello world", 16))
     assert result.data[1].embedding == pytest.approx(vector("second input here", 16))
@@ -62,13 +77,30 @@ async def test_float_dimensions_and_token_arrays(client: Any, fake_openai: Any, 
     assert body["usage"]["prompt_tokens"] == 5
 
 
+async def test_the_sync_sdk_works_too(client: Any, gateway: Any) -> None:
+    def call() -> tuple[Any, Any]:
+        with openai.OpenAI(base_url=gateway.base_url + "/v1", api_key=client.key, max_retries=0,
+                           _strict_response_validation=True) as sync:
+            floats = sync.embeddings.create(model=MODEL, input="from a thread", encoding_format="float")
+        with openai.OpenAI(base_url=gateway.base_url + "/v1", api_key=client.key, max_retries=0) as lenient:
+            raw = lenient.embeddings.with_raw_response.create(model=MODEL, input="base64 from a thread")
+        check_answer(answer_of(raw.http_response))  # see base64_sdk
+        return floats, raw.parse()
+
+    floats, decoded = await asyncio.to_thread(call)
+    assert floats.data[0].embedding == pytest.approx(vector("from a thread", 16))
+    assert decoded.data[0].embedding == pytest.approx(vector("base64 from a thread", 16))
+    assert [row.model_name for row in await consume_logs(gateway)] == [MODEL, MODEL]
+
+
 async def test_engines_path_and_model_mapping(client: Any, fake_openai: Any, gateway: Any) -> None:
     async with httpx.AsyncClient(base_url=gateway.base_url) as http:
         resp = await http.post(f"/v1/engines/{MODEL}/embeddings", json={"input": "from the path"},
                                headers={"Authorization": f"Bearer {client.key}"})
     assert resp.status_code == 200, resp.text
+    check_answer(answer_of(resp))
     assert fake_openai.requests[-1]["json"]["model"] == MODEL  # the path's model, put in the body
-    await client.embeddings.create(model="text-embedding-ada-002", input="mapped")
+    await client.embeddings.create(model="text-embedding-ada-002", input="mapped", encoding_format="float")
     assert fake_openai.requests[-1]["json"]["model"] == "text-embedding-3-large"
     (_, second) = await consume_logs(gateway)
     assert second.model_name == "text-embedding-ada-002"
@@ -104,10 +136,11 @@ async def test_only_channels_that_serve_embeddings_are_chosen(gateway: Any, admi
                             name="anthropic", priority=10)
     await admin.add_channel(base_url=fake_openai.base_url, models=MODEL, name="openai")
     key = await admin.add_token(remain_quota=5_000_000)
-    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
+    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0,
+                             _strict_response_validation=True)
     try:
         for _ in range(3):
-            assert (await sdk.embeddings.create(model=MODEL, input="x")).data
+            assert (await sdk.embeddings.create(model=MODEL, input="x", encoding_format="float")).data
         assert not fake_anthropic.requests
         with pytest.raises(openai.BadRequestError) as refused:
             await sdk.embeddings.create(model="claude-sonnet-4-5", input="x")
@@ -135,9 +168,10 @@ async def test_a_chat_only_vendor_channel_is_not_chosen_for_embeddings(gateway: 
                             name="deepseek", priority=10)
     await admin.add_channel(base_url=fake_openai.base_url, models=MODEL, name="openai")
     key = await admin.add_token(remain_quota=5_000_000)
-    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
+    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0,
+                             _strict_response_validation=True)
     try:
-        await sdk.embeddings.create(model=MODEL, input="x")
+        await sdk.embeddings.create(model=MODEL, input="x", encoding_format="float")
         (row,) = await consume_logs(gateway)
         channels = {c["name"]: c["id"] for c in (await admin.ok("GET", "/api/channel/"))["items"]}
         assert row.channel_id == channels["openai"]

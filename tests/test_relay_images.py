@@ -142,6 +142,20 @@ async def test_the_sync_client_works_too(gateway: Any, key: str) -> None:
     assert row.quota == round(0.04 * QPU)
 
 
+async def test_the_sync_client_edits_too(gateway: Any, key: str, fake_openai: FakeOpenAI) -> None:
+    def edit() -> Any:
+        with openai.OpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0,
+                           _strict_response_validation=True) as sync:
+            return sync.images.edit(model="gpt-image-1", prompt="add a moon", image=PNG,
+                                    mask=("mask.png", TINY_PNG, "image/png"))
+
+    result = await asyncio.to_thread(edit)
+    assert base64.b64decode(result.data[0].b64_json or "") == TINY_PNG and result.usage is not None
+    assert upstream_form(fake_openai)["mask"].startswith("<file mask.png (image/png")
+    (row,) = await consume_logs(gateway)
+    assert row.quota == token_quota(result.usage.model_dump())
+
+
 async def test_no_model_is_new_apis_dall_e(gateway: Any, key: str, fake_openai: FakeOpenAI) -> None:
     resp = await post(gateway, key, "/v1/images/generations", json={"prompt": "a small boat", "n": 3,
                                                                     "size": "256x256"})

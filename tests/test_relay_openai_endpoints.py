@@ -1,10 +1,12 @@
-"""OpenAI's smaller endpoints through the gateway with the official ``openai`` SDK:
-``POST /v1/moderations`` (new-api's default model when none is given, billed on the input
-estimate since moderation answers carry no usage) and the paths new-api answers 501
-(files, fine-tunes, image variations, deleting a model), after the key is checked."""
+"""OpenAI's smaller endpoints through the gateway with the official ``openai`` SDK (strict
+response validation, async and sync): ``POST /v1/moderations`` (new-api's default model when
+none is given, billed on the input estimate since moderation answers carry no usage), the
+paths new-api answers 501 (files, fine-tunes, image variations, deleting a model) after the
+key is checked, and the legacy billing pair in OpenAI's old shapes."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -12,6 +14,7 @@ import openai
 import pytest
 
 from faregate.db import models as m
+from faregate_adapter_openai.testing.answers import answer_of, check_answer
 from faregate_adapter_openai.testing.schema import MODERATIONS_RESPONSE, validate, validate_error
 
 
@@ -20,7 +23,8 @@ async def client(gateway: Any, admin: Any, fake_openai: Any) -> Any:
     await admin.add_channel(base_url=fake_openai.base_url,
                             models="omni-moderation-latest,text-moderation-stable")
     key = await admin.add_token(remain_quota=5_000_000)
-    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
+    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0,
+                             _strict_response_validation=True)
     sdk.key = key  # type: ignore[attr-defined]
     yield sdk
     await sdk.close()
@@ -39,6 +43,18 @@ async def test_moderation_is_relayed_and_billed_on_the_estimate(client: Any, gat
     (row,) = await consume_logs(gateway)
     assert row.model_name == "omni-moderation-latest" and row.prompt_tokens > 0 and row.quota >= 1
     assert '"usage_source":"estimated"' in row.other.replace(" ", "")
+
+
+async def test_the_sync_sdk_works_too(client: Any, gateway: Any, fake_openai: Any) -> None:
+    def call() -> Any:
+        with openai.OpenAI(base_url=gateway.base_url + "/v1", api_key=client.key, max_retries=0,
+                           _strict_response_validation=True) as sync:
+            return sync.moderations.create(input="I will kill the process")  # no model: new-api's default
+
+    result = await asyncio.to_thread(call)
+    assert result.results[0].flagged and result.model == "text-moderation-stable"
+    (row,) = await consume_logs(gateway)
+    assert row.model_name == "text-moderation-stable" and row.quota >= 1
 
 
 async def test_moderation_without_a_model_uses_new_apis_default(client: Any, gateway: Any,
@@ -72,22 +88,26 @@ async def test_paths_new_api_does_not_serve_answer_501(client: Any, gateway: Any
         keyed = await http.request(method, path, headers={"Authorization": f"Bearer {client.key}"})
         anonymous = await http.request(method, path)
     assert keyed.status_code == 501
-    assert validate_error(keyed.json())["error"]["code"] == "api_not_implemented"
+    error = validate_error(keyed.json())["error"]
+    assert (error["code"], error["type"]) == ("api_not_implemented", "new_api_error")  # new-api's RelayNotImplemented
     assert anonymous.status_code == 401  # the key is checked first, as new-api's middleware does
 
 
 async def test_the_sdk_sees_501_as_an_api_error(client: Any) -> None:
     with pytest.raises(openai.APIStatusError) as raised:
         await client.files.list()
-    assert raised.value.status_code == 501
+    assert raised.value.status_code == 501 and raised.value.type == "new_api_error"
 
 
-async def billing(gateway: Any, key: str, which: str, prefix: str = "") -> Any:
+async def billing(gateway: Any, key: str, which: str, prefix: str = "",
+                  window: tuple[str, str] | None = ("2026-11-01", "2026-11-25")) -> Any:
+    """The answer, held to OpenAI's legacy shape (new-api's) of ``which``."""
+    params = {"start_date": window[0], "end_date": window[1]} if window else None
     async with httpx.AsyncClient(base_url=gateway.base_url) as http:
         resp = await http.get(f"{prefix}/dashboard/billing/{which}", headers={"Authorization": f"Bearer {key}"},
-                              params={"start_date": "2026-11-01", "end_date": "2026-11-25"})
+                              params=params)
     assert resp.status_code == 200, resp.text
-    return resp.json()
+    return check_answer(answer_of(resp))
 
 
 async def test_legacy_billing_endpoints_report_the_keys_quota(gateway: Any, admin: Any, fake_openai: Any) -> None:
@@ -98,13 +118,18 @@ async def test_legacy_billing_endpoints_report_the_keys_quota(gateway: Any, admi
         assert sub == {"object": "billing_subscription", "has_payment_method": True, "soft_limit_usd": 2.0,
                        "hard_limit_usd": 2.0, "system_hard_limit_usd": 2.0, "access_until": 0}
         assert await billing(gateway, key, "usage", prefix) == {"object": "list", "total_usage": 0.0}
-    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
+    sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0,
+                             _strict_response_validation=True)
     try:
         await sdk.moderations.create(model="omni-moderation-latest", input="some words to moderate here")
     finally:
         await sdk.close()
     (row,) = await consume_logs(gateway)  # flushed: the key's used quota is written
-    assert (await billing(gateway, key, "usage"))["total_usage"] == pytest.approx(row.quota / 500_000 * 100)
+    spent = pytest.approx(row.quota / 500_000 * 100)
+    # the dates are read by neither new-api nor Faregate: all the key spent, whatever the window
+    # (one long past, one to come, none at all)
+    for window in (("2026-11-01", "2026-11-25"), ("2020-01-01", "2020-01-31"), ("2099-01-01", "2099-12-31"), None):
+        assert (await billing(gateway, key, "usage", window=window))["total_usage"] == spent, window
     assert (await billing(gateway, key, "subscription"))["hard_limit_usd"] == pytest.approx(2.0)
 
     unlimited = await admin.add_token(unlimited=True, name="unlimited")

@@ -25,6 +25,7 @@ from faregate_adapter_anthropic.testing import THINKING_PREFIX, FakeAnthropic, s
 from faregate_adapter_anthropic.testing.fixtures import FAKE_ANTHROPIC_KEY
 from faregate_adapter_openai.testing import REPLY_PREFIX as OPENAI_REPLY
 from faregate_adapter_openai.testing import TOOL_ARGUMENTS, FakeOpenAI, Fault
+from faregate_adapter_openai.testing.answers import answer_of, check_answer
 from faregate_adapter_openai.testing.responses import CACHED_TOKENS, REASONING_TOKENS
 from faregate_adapter_openai.testing.schema import validate, validate_error
 
@@ -554,6 +555,25 @@ async def test_compaction_is_native_and_priced_as_new_api(gateway: GatewayServer
     await admin.set_option("ModelPrice", {"*-openai-compact": 0.01})  # a price per call wins
     await client.responses.compact(model=GPT, input="again")
     assert (await consume_logs(gateway))[-1].quota == 5000
+
+
+async def test_compaction_with_the_sync_sdk(gateway: GatewayServer, admin: AdminClient,
+                                           fake_openai: FakeOpenAI) -> None:
+    await admin.set_option("ModelRatio", {"*-openai-compact": 0.5})
+    await admin.add_channel(base_url=fake_openai.base_url, models=GPT + "-openai-compact")
+    key = await admin.add_token(remain_quota=50_000_000)
+
+    def compact() -> Any:
+        # not strictly validated, as above (the SDK's type refuses the kept user message): the raw
+        # answer is checked against OpenAI's CompactResource instead
+        with openai.OpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0) as sync:
+            return sync.responses.with_raw_response.compact(model=GPT, input="plan the launch")
+
+    raw = await asyncio.to_thread(compact)
+    check_answer(answer_of(raw.http_response))
+    assert raw.parse().output[-1].type == "compaction"
+    row = await bill_of(gateway)
+    assert row.model_name == GPT + "-openai-compact" and row.quota > 0
 
 
 async def test_compaction_needs_a_native_channel(gateway: GatewayServer, admin: AdminClient,
