@@ -124,6 +124,23 @@ async def test_header_override_placeholders(fake_openai: FakeOpenAI, admin: Admi
     assert seen["x-key"] == "k=sk-chan-123" and seen["x-team"] == "red" and "x-gone" not in seen
 
 
+async def test_sync_fields_and_header_values_in_the_relay(fake_openai: FakeOpenAI, admin: AdminClient,
+                                                          caller: openai.AsyncOpenAI) -> None:
+    """new-api's sync_fields (the caller's header into the body, the body into a header) and a
+    set_header value with the attempt's key and the caller's header in it, on the wire."""
+    await admin.add_channel(base_url=fake_openai.base_url, models=MODEL, key="sk-chan-456", param_override=ops(
+        {"mode": "sync_fields", "from": "header:session_id", "to": "json:prompt_cache_key"},
+        {"mode": "sync_fields", "from": "json:user", "to": "header:x-end-user"},
+        {"mode": "set_header", "path": "X-Upstream-Key", "value": "Bearer {api_key}"},
+        {"mode": "set_header", "path": "X-Trace", "value": "{client_header:X-Request-Tag}"}))
+    await caller.chat.completions.create(model=MODEL, messages=MSGS, user="u-7",
+                                         extra_headers={"session_id": "sess-42", "X-Request-Tag": "t-1"})
+    sent = fake_openai.requests[-1]
+    assert sent["json"]["prompt_cache_key"] == "sess-42"
+    assert sent["headers"]["x-end-user"] == "u-7" and sent["headers"]["x-upstream-key"] == "Bearer sk-chan-456"
+    assert sent["headers"]["x-trace"] == "t-1"
+
+
 # -- system prompt -------------------------------------------------------------------------------
 PROMPT = "You answer in French."
 

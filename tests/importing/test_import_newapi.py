@@ -25,6 +25,7 @@ from faregate.importing.source import SourceError, open_source, source_url, sqli
 from faregate.security.crypto import key_hash
 from faregate.security.passwords import verify_password
 from faregate.testing.newapi_db import (
+    NEWAPI_PARAM_OVERRIDE,
     PASSWORD,
     ROOT_ACCESS_TOKEN,
     ROOT_KEY,
@@ -117,6 +118,7 @@ def test_dry_run_import_and_a_second_run(tmp_path: Path, monkeypatch: pytest.Mon
         7, key_hash(USER_KEY), 2_000_000, True)
     assert target["channel_key"] == "sk-upstream\nsk-second"
     assert json.loads(target["channel"].channel_info)["multi_key_mode"] == "polling"
+    assert target["channel"].param_override == NEWAPI_PARAM_OVERRIDE  # sync_fields, token maps: imported as they are
     # new-api's second settings column is kept where the providers read it
     assert json.loads(target["channel_4_setting"])["azure_responses_version"] == ""
     assert (6, "default", "gpt-4o", False) in target["abilities"]  # the source's own state, kept

@@ -44,6 +44,12 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ({"param_override": ops({"mode": "pass_headers", "value": ["X-Trace", "Cookie"]})}, "never sent upstream"),
     ({"param_override": ops({"mode": "set_header", "path": "Host", "value": "evil"})}, "cannot be changed"),
     ({"param_override": ops({"mode": "set_header", "path": "X-A", "value": "a\r\nHost: evil"})}, "CR, LF"),
+    ({"param_override": ops({"mode": "sync_fields", "from": "header:Authorization", "to": "json:metadata.key"})},
+     "never sent upstream"),  # the caller's gateway key copied into the upstream body
+    ({"param_override": ops({"mode": "sync_fields", "from": "json:user", "to": "header:Content-Length"})},
+     "cannot be changed"),
+    ({"param_override": ops({"mode": "set_header", "path": "X-A", "value": "{client_header:Cookie}"})},
+     "never sent upstream"),
     ({"param_override": '{"operations": "all"}'}, "operations must be an array"),
     ({"header_override": '{"X-Caller": "{client_header:Authorization}"}'}, "never sent upstream"),
     ({"header_override": '{"X-Caller": "Bearer {client_header:X-Api-Key}"}'}, "whole value"),

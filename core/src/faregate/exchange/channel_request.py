@@ -28,7 +28,7 @@ def customize(req: UpstreamRequest, features: ChannelFeatures, key: str, client_
     header_changes: dict[str, str | None] = {}
     applied = False
     if override is not None and req.method != WEBSOCKET and req.body and _is_json(req):
-        header_changes = _override_body(req, override, client_headers, context())
+        header_changes = _override_body(req, override, client_headers, context(), key)
         applied = True
     apply_headers(req, features.headers, key, client_headers)
     for name, value in header_changes.items():
@@ -46,7 +46,7 @@ def _is_json(req: UpstreamRequest) -> bool:
 
 
 def _override_body(req: UpstreamRequest, override: ParamOverride, client_headers: Mapping[str, str],
-                   context: Mapping[str, Any]) -> dict[str, str | None]:
+                   context: Mapping[str, Any], key: str) -> dict[str, str | None]:
     assert req.body is not None
     try:
         body = jsonutil.loads(req.body)
@@ -54,7 +54,7 @@ def _override_body(req: UpstreamRequest, override: ParamOverride, client_headers
         raise invalid("the upstream body is not JSON") from None
     if not isinstance(body, dict):
         raise invalid("the upstream body is not a JSON object")
-    result = apply(override, body, context, client_headers)
+    result = apply(override, body, context, client_headers, key)
     req.body = jsonutil.dumps(result.body)
     return result.headers if override.touches_headers else {}
 

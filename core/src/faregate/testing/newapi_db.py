@@ -102,6 +102,15 @@ def password_hash() -> str:
     return bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(rounds=4)).decode()
 
 
+#: a param_override as new-api's channel editor writes them: a plain field beside the
+#: operations, sync_fields between a header and the body, a set_header token map
+NEWAPI_PARAM_OVERRIDE = (
+    '{"temperature": 0.3, "operations": ['
+    '{"mode": "sync_fields", "from": "header:session_id", "to": "json:prompt_cache_key"}, '
+    '{"mode": "set_header", "path": "anthropic-beta", '
+    '"value": {"context-1m-2025-08-07": null, "$append": ["interleaved-thinking-2025-05-14"]}}]}')
+
+
 def rows(upstream_url: str, upstream_key: str) -> dict[str, list[dict[str, Any]]]:
     hashed = password_hash()
     return {
@@ -132,7 +141,7 @@ def rows(upstream_url: str, upstream_key: str) -> dict[str, list[dict[str, Any]]
              "open_ai_organization": "org-1", "settings": '{"azure_responses_version": ""}'},
             {"id": 6, "type": 1, "key": f"{upstream_key}\nsk-second", "status": 2, "name": "multi", "weight": 3,
              "created_time": NOW, "base_url": upstream_url, "models": "gpt-4o", "group": "default", "priority": 5,
-             "auto_ban": 1, "tag": "eu",
+             "auto_ban": 1, "tag": "eu", "param_override": NEWAPI_PARAM_OVERRIDE,
              "channel_info": '{"is_multi_key": true, "multi_key_size": 2, "multi_key_status_list": {"1": 3}, '
                              '"multi_key_polling_index": 0, "multi_key_mode": "polling"}'},
             {"id": 11, "type": 9999, "key": "k", "status": 1, "name": "nobody serves this", "models": "m",

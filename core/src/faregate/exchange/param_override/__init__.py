@@ -3,14 +3,18 @@ of every upstream request of the channel, the same for a passed-through request 
 converted one (it works on the body the provider built).
 
 Two forms, as new-api's: a plain JSON object whose top-level fields overwrite the
-body's (the legacy form), or ``{"operations": [...]}``, each operation a ``mode`` on a
+body's (the legacy form), or ``{"operations": [...]}`` (plain fields beside it merged
+first), each operation a ``mode`` on a
 ``path`` (gjson-like: ``a.b.0.c``, ``-1`` the last item, ``*`` every key or item, ``\\.``
 a dot in a name) with optional ``conditions`` (``logic`` OR, the default, or AND):
 
 set, delete, move, copy, prepend, append (string, array or object merge), trim_prefix,
 trim_suffix, ensure_prefix, ensure_suffix, trim_space, to_lower, to_upper, replace,
 regex_replace, prune_objects, return_error (refuse the request with a message, status
-and code), set_header, delete_header, copy_header, move_header, pass_headers.
+and code), sync_fields (a body path and a header, or two of either: the side without a
+value gets the other's), set_header (a text with ``{api_key}`` / ``{client_header:Name}``,
+or a token map for comma-separated headers), delete_header, copy_header, move_header,
+pass_headers.
 
 Conditions compare the body's value at ``path`` (else the request's context: ``model``,
 ``upstream_model``, ``original_model``, ``request_path``, ``is_retry``, ``retry_index``,

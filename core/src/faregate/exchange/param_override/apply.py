@@ -12,33 +12,38 @@ from faregate.exchange.param_override.conditions import _as_text, conditions_hol
 from faregate.exchange.param_override.model import (
     FROM_TO_MODES,
     HEADER_MODES,
+    MAX_HEADER_VALUE,
     MAX_REGEX_INPUT,
+    HeaderTokens,
     Operation,
     OverrideRefused,
     OverrideResult,
     ParamOverride,
     Segment,
+    SyncEnd,
     invalid,
 )
 from faregate.exchange.param_override.paths import _MISSING, _resolve_negative, _show, expand, get, put, remove
 
 
 def apply(override: ParamOverride, body: Any, context: Mapping[str, Any],
-          client_headers: Mapping[str, str]) -> OverrideResult:
+          client_headers: Mapping[str, str], key: str = "") -> OverrideResult:
     """``body`` (a parsed JSON object, changed in place) after the override; raises
     :class:`OverrideRefused` (``return_error``) or a ``channel:param_override_invalid``
-    :class:`GatewayError` when an operation cannot apply to it."""
+    :class:`GatewayError` when an operation cannot apply to it. ``key``: the attempt's
+    channel key, for ``{api_key}`` in a header an operation sets."""
     result = OverrideResult(body)
     if override.merge is not None:
         if not isinstance(body, dict):
             raise invalid("the body is not a JSON object")
         body.update(copy.deepcopy(dict(override.merge)))
-        return result
     for op in override.operations:
         if not conditions_hold(result.body, context, op.conditions, op.logic_and):
             continue
         if op.mode in HEADER_MODES:
-            _apply_header(op, result.headers, client_headers)
+            _apply_header(op, result.headers, client_headers, key)
+        elif op.sync is not None:
+            result.body = _sync(op.sync, result.body, result.headers, client_headers)
         elif op.mode == "return_error":
             raise _refusal(op.value)
         elif op.mode in FROM_TO_MODES:
@@ -145,14 +150,21 @@ def _prune(node: Any, op: Operation, context: Mapping[str, Any], *, root: bool) 
     return node
 
 
-def _apply_header(op: Operation, headers: dict[str, str | None], client: Mapping[str, str]) -> None:
+def _apply_header(op: Operation, headers: dict[str, str | None], client: Mapping[str, str], key: str) -> None:
     mode = op.mode
     if mode == "set_header":
         name = op.headers[0]
         if op.keep_origin and headers.get(name):
             return
-        text = op.value if isinstance(op.value, str) else _as_text(op.value)
-        headers[name] = text.strip() or None
+        if op.tokens is not None:
+            _set_tokens(op.tokens, name, headers, client)
+        elif op.client_header:  # {client_header:Name}: the caller's header, left out when it sent none
+            value = client.get(op.client_header)
+            if value is not None:
+                headers[name] = value
+        else:
+            text = op.value if isinstance(op.value, str) else _as_text(op.value)
+            headers[name] = text.replace("{api_key}", key).strip() or None
     elif mode == "delete_header":
         headers[op.headers[0]] = None
     elif mode in ("copy_header", "move_header"):
@@ -169,6 +181,57 @@ def _apply_header(op: Operation, headers: dict[str, str | None], client: Mapping
             value = client.get(name)
             if value is not None and not (op.keep_origin and headers.get(name)):
                 headers[name] = value
+
+
+def _set_tokens(tokens: HeaderTokens, name: str, headers: dict[str, str | None], client: Mapping[str, str]) -> None:
+    """new-api's token map on the header's comma-separated tokens (as set by an earlier
+    operation, else the caller's): each declared token replaced (or dropped), the others
+    kept, replaced by ``*`` or dropped (``$keep_only_declared``), ``$append`` added, no
+    token twice; none left removes the header."""
+    current = headers.get(name) or client.get(name) or ""
+    result: list[str] = []
+    for token in (t.strip() for t in current.split(",")):
+        if not token:
+            continue
+        if token in tokens.replace:
+            result += tokens.replace[token]
+        elif tokens.wildcard is not None:
+            result += tokens.wildcard
+        elif not tokens.only_declared:
+            result.append(token)
+    result += tokens.append
+    joined = ",".join(dict.fromkeys(result))
+    if joined or current:
+        headers[name] = joined[:MAX_HEADER_VALUE] or None
+
+
+def _sync_read(end: SyncEnd, body: Any, headers: Mapping[str, str | None], client: Mapping[str, str]) -> Any:
+    """One side's value, or :data:`_MISSING` (absent, null, or blank text: a side to fill)."""
+    if end.header:
+        text = headers.get(end.header) or client.get(end.header)
+        return text if isinstance(text, str) and text.strip() else _MISSING
+    value = get(body, _resolve_negative(body, end.path))
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return _MISSING
+    return value
+
+
+def _sync(sides: tuple[SyncEnd, SyncEnd], body: Any, headers: dict[str, str | None],
+          client: Mapping[str, str]) -> Any:
+    """new-api's ``sync_fields``: when one side has a value and the other none, the value is
+    copied over (both or neither: nothing changes). A header gets only a scalar that makes a
+    header value (no CR, LF or NUL, at most 8 KB): the body's text is the caller's."""
+    values = [_sync_read(end, body, headers, client) for end in sides]
+    if (values[0] is _MISSING) == (values[1] is _MISSING):
+        return body
+    value, end = (values[0], sides[1]) if values[1] is _MISSING else (values[1], sides[0])
+    if not end.header:
+        return put(body, _resolve_negative(body, end.path), copy.deepcopy(value))
+    if isinstance(value, str | int | float | bool):
+        text = _as_text(value)
+        if len(text) <= MAX_HEADER_VALUE and not any(c in text for c in "\r\n\x00"):
+            headers[end.header] = text
+    return body
 
 
 def _refusal(value: Any) -> OverrideRefused:

@@ -17,18 +17,24 @@ from faregate.exchange.param_override.model import (
     FROM_TO_MODES,
     HEADER_MODES,
     MAX_CONDITIONS,
+    MAX_HEADER_VALUE,
     MAX_OPERATIONS,
     MAX_OVERRIDE_CHARS,
+    MAX_TOKENS,
     MODES,
     PRIVATE_CLIENT_HEADERS,
     Condition,
+    HeaderTokens,
     Operation,
     ParamOverride,
+    SyncEnd,
 )
 from faregate.exchange.param_override.paths import parse_path
 from faregate.exchange.param_override.safe_regex import compile_pattern
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$")
+_BAD_VALUE = re.compile(r"[\r\n\x00]")
+_CLIENT_HEADER = re.compile(r"^\{client_header:([^{}]+)\}$")
 
 
 def compile_override(text: str | None) -> ParamOverride | None:
@@ -54,7 +60,10 @@ def compile_override(text: str | None) -> ParamOverride | None:
     if len(ops) > MAX_OPERATIONS:
         raise ValueError(f"has more than {MAX_OPERATIONS} operations")
     compiled = tuple(_compile_operation(op, n) for n, op in enumerate(ops, 1))
-    return ParamOverride(operations=compiled, touches_headers=any(op.mode in HEADER_MODES for op in compiled))
+    legacy = {k: v for k, v in spec.items() if k != "operations"}  # new-api merges these first
+    headers = any(op.mode in HEADER_MODES or (op.sync is not None and any(end.header for end in op.sync))
+                  for op in compiled)
+    return ParamOverride(merge=legacy or None, operations=compiled, touches_headers=headers)
 
 
 def _text(spec: Mapping[str, Any], name: str, where: str) -> str:
@@ -83,8 +92,15 @@ def _compile_operation(spec: Any, n: int) -> Operation:
     base: dict[str, Any] = {"mode": mode, "keep_origin": keep_origin, "conditions": conditions,
             "logic_and": logic.strip().upper() == "AND", "value": spec.get("value")}
     path_text, from_text, to_text = (_text(spec, k, where) for k in ("path", "from", "to"))
+    if mode == "set_header":
+        return Operation(**base, headers=(_header_name(path_text, where),), **_header_value(spec.get("value"), where))
     if mode in HEADER_MODES:
         return Operation(**base, headers=_header_names(mode, spec, path_text, from_text, to_text, where))
+    if mode == "sync_fields":
+        if not from_text.strip() or not to_text.strip():
+            raise ValueError(f"{where}: from and to are required")
+        return Operation(**base, sync=(_sync_end(from_text, f"{where}: from"), _sync_end(to_text, f"{where}: to")),
+                         from_text=from_text, to_text=to_text)
     if mode == "return_error":
         _check_refusal(spec.get("value"), where)
         return Operation(**base)
@@ -197,14 +213,74 @@ def _header_name(name: str, where: str, *, from_client: bool = False) -> str:
     return lower
 
 
+def _sync_end(text: str, where: str) -> SyncEnd:
+    """``header:Name``, ``json:path`` / ``body:path``, or a bare path (new-api's targets)."""
+    text = text.strip()
+    kind, colon, rest = text.partition(":")
+    if not colon:
+        return SyncEnd(path=parse_path(text, where))
+    kind, rest = kind.strip().lower(), rest.strip()
+    if not rest:
+        raise ValueError(f"{where}: {text[:60]!r} names no field")
+    if kind in ("json", "body"):
+        return SyncEnd(path=parse_path(rest, where))
+    if kind == "header":  # it may be read from the caller's headers, or written: both checked
+        return SyncEnd(header=_header_name(rest, where, from_client=True))
+    raise ValueError(f"{where}: {text[:60]!r} must start with json:, body: or header:")
+
+
+def _token(value: Any, where: str) -> str:
+    if not isinstance(value, str | int | float) or isinstance(value, bool) or not str(value).strip() \
+            or len(str(value)) > 256 or _BAD_VALUE.search(str(value)) or "," in str(value):
+        raise ValueError(f"{where}: a header token is 1 to 256 characters without a comma, CR, LF or NUL")
+    return str(value).strip()
+
+
+def _tokens(value: Any, where: str) -> tuple[str, ...]:
+    """A replacement: null (none), a token, a comma-separated list of them, or an array of those."""
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else [value]
+    if len(items) > MAX_TOKENS:
+        raise ValueError(f"{where}: at most {MAX_TOKENS} tokens")
+    out: list[str] = []
+    for item in items:
+        parts = item.split(",") if isinstance(item, str) else [item]
+        out += [_token(part, where) for part in parts if not isinstance(part, str) or part.strip()]
+    return tuple(dict.fromkeys(out))
+
+
+def _header_value(value: Any, where: str) -> dict[str, Any]:
+    """``set_header``'s value: a text (``{api_key}`` in it the attempt's key; the whole of it
+    ``{client_header:Name}``, the caller's header), or new-api's token map: token →
+    replacement (null drops it), ``"*"`` for every undeclared token, ``$append``,
+    ``$keep_only_declared``."""
+    if isinstance(value, dict):
+        if not value or len(value) > MAX_TOKENS:
+            raise ValueError(f"{where}: a token map holds 1 to {MAX_TOKENS} entries")
+        only = value.get("$keep_only_declared", False)
+        if not isinstance(only, bool):
+            raise ValueError(f"{where}: $keep_only_declared must be true or false")
+        replace = {_token(k, where): _tokens(v, where) for k, v in value.items()
+                   if k not in ("*", "$append", "$keep_only_declared")}
+        wildcard = _tokens(value["*"], where) if "*" in value else None
+        tokens = HeaderTokens(replace, wildcard, _tokens(value.get("$append"), where), only)
+        return {"tokens": tokens}
+    if value is None or isinstance(value, list) or (isinstance(value, str) and _BAD_VALUE.search(value)) \
+            or len(str(value)) > MAX_HEADER_VALUE:
+        raise ValueError(f"{where}: value must be a string without CR, LF or NUL, or a token map")
+    text = value if isinstance(value, str) else str(value)
+    match = _CLIENT_HEADER.match(text.strip())
+    if match is not None:
+        return {"client_header": _header_name(match.group(1).strip(), where, from_client=True)}
+    if "{client_header:" in text:
+        raise ValueError(f"{where}: {{client_header:…}} must be the whole value")
+    return {}
+
+
 def _header_names(mode: str, spec: Mapping[str, Any], path: str, source: str, target: str,
                   where: str) -> tuple[str, ...]:
-    if mode in ("set_header", "delete_header"):
-        if mode == "set_header":
-            value = spec.get("value")
-            if value is None or isinstance(value, dict | list) or \
-                    (isinstance(value, str) and re.search(r"[\r\n\x00]", value)):
-                raise ValueError(f"{where}: value must be a string without CR, LF or NUL")
+    if mode == "delete_header":
         return (_header_name(path, where),)
     if mode in ("copy_header", "move_header"):
         source, target = source or path, target or path

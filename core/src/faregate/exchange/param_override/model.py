@@ -22,13 +22,17 @@ MAX_INDEX = 1024
 MAX_REGEX_INPUT = 1 << 20
 #: the most concrete paths one wildcard path may expand to
 MAX_EXPANSION = 10_000
+#: a header value an operation sets from the body (``sync_fields``) or a token list makes
+MAX_HEADER_VALUE = 8192
+#: entries of a ``set_header`` token map, and of its ``$append``
+MAX_TOKENS = 100
 
 PATH_MODES = frozenset({"set", "delete", "prepend", "append", "trim_prefix", "trim_suffix", "ensure_prefix",
                         "ensure_suffix", "trim_space", "to_lower", "to_upper", "replace", "regex_replace",
                         "prune_objects"})
 FROM_TO_MODES = frozenset({"move", "copy"})
 HEADER_MODES = frozenset({"set_header", "delete_header", "copy_header", "move_header", "pass_headers"})
-MODES = PATH_MODES | FROM_TO_MODES | HEADER_MODES | {"return_error"}
+MODES = PATH_MODES | FROM_TO_MODES | HEADER_MODES | {"return_error", "sync_fields"}
 CONDITION_MODES = frozenset({"full", "prefix", "suffix", "contains", "gt", "gte", "lt", "lte"})
 #: what the header operations may never touch: set by the HTTP client, or hop-by-hop
 FORBIDDEN_HEADERS = frozenset({
@@ -67,6 +71,28 @@ class Condition:
 
 
 @dataclass(frozen=True, slots=True)
+class SyncEnd:
+    """One side of ``sync_fields``: a body path (``json:``/``body:``, or no prefix) or a
+    header (``header:``, its lower-case name)."""
+
+    path: Path = ()
+    header: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderTokens:
+    """``set_header`` with an object value: the header's comma-separated tokens rewritten
+    (``replace``: token → its replacements, none to drop it; ``wildcard``: what an
+    undeclared token becomes, None to keep it), ``append`` added, and with ``only_declared``
+    the undeclared ones dropped."""
+
+    replace: Mapping[str, tuple[str, ...]]
+    wildcard: tuple[str, ...] | None = None
+    append: tuple[str, ...] = ()
+    only_declared: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Operation:
     mode: str
     path: Path = ()
@@ -85,11 +111,17 @@ class Operation:
     prune_recursive: bool = True
     #: header operations: header names (lower case)
     headers: tuple[str, ...] = ()
+    #: ``set_header``: the caller's header its value is (``{client_header:Name}``), or the tokens map
+    client_header: str = ""
+    tokens: HeaderTokens | None = None
+    #: ``sync_fields``: its two sides
+    sync: tuple[SyncEnd, SyncEnd] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ParamOverride:
-    """A compiled override: the legacy fields to merge, or the operations."""
+    """A compiled override: the legacy fields to merge, then the operations (new-api applies
+    the plain fields of an object beside ``operations`` first)."""
 
     merge: Mapping[str, Any] | None = None
     operations: tuple[Operation, ...] = ()
