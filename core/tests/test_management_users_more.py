@@ -60,6 +60,27 @@ async def test_manage_follows_new_apis_role_rules(gateway: GatewayServer, admin:
     await frank.close()
 
 
+async def test_admin_removes_a_users_outside_login(gateway: GatewayServer, admin: AdminClient) -> None:
+    """new-api's ``DELETE /api/user/{id}/oauth/bindings/{provider_id}`` beside
+    ``…/bindings/{binding_type}``: an admin removes a user's binding (a missing one is no
+    error, as new-api), never one of a user of the same or a higher role."""
+    uid = await _user(gateway, admin, "hana")
+    peer = await _user(gateway, admin, "ivan", m.ROLE_ADMIN)
+    for user_id, provider in ((uid, "github"), (uid, "oidc"), (peer, "github")):
+        await m.UserBinding.create(user_id=user_id, provider=provider, subject=f"s-{user_id}", created_at=1)
+    ivan = await _login(gateway, "ivan")
+    assert await ivan.call("DELETE", f"/api/user/{uid}/oauth/bindings/github") == {"success": True,
+                                                                                   "message": "success"}
+    assert [b["provider"] for b in await ivan.ok("GET", f"/api/user/{uid}/oauth/bindings")] == ["oidc"]
+    assert (await ivan.ok("DELETE", f"/api/user/{uid}/oauth/bindings/github")) is None  # gone already: fine
+    assert (await admin.call("DELETE", f"/api/user/{uid}/oauth/bindings/Bad Name!"))["success"] is False
+    refused = await ivan.call("DELETE", f"/api/user/{peer}/oauth/bindings/github")
+    assert refused["success"] is False and await m.UserBinding.filter(user_id=peer).exists()
+    assert (await ivan.call("DELETE", "/api/user/999999/oauth/bindings/github"))["message"] == "user not found"
+    assert await m.Log.filter(type=m.LOG_MANAGE, user_id=uid).count() == 1
+    await ivan.close()
+
+
 async def test_delete_user_removes_their_keys(gateway: GatewayServer, admin: AdminClient,
                                               fake_openai: FakeOpenAI) -> None:
     await admin.add_channel(base_url=fake_openai.base_url, models="gpt-4o")

@@ -76,6 +76,25 @@ async def user_bindings(user_id: str, me: Principal) -> Response:
     return await _list(row.id)
 
 
+@blueprint.delete("/api/user/<user_id>/oauth/bindings/<provider_id>")
+@require(m.ROLE_ADMIN)
+@document_response(Done)
+async def unbind_for_user(user_id: str, provider_id: str, me: Principal) -> Response:
+    """new-api's UnbindCustomOAuthByAdmin, the admin's side of the user's own
+    ``DELETE /api/user/oauth/bindings/{provider}``: the provider is named as
+    ``GET /api/user/{id}/oauth/bindings`` lists it (``github``, ``oidc`` …). As in new-api, a
+    binding the user does not have is removed without complaint."""
+    name = _provider(provider_id)
+    row = await m.User.get_or_none(id=parse_id(user_id))
+    if row is None:
+        return fail("user not found")
+    if not may_manage(me, row):
+        return fail("permission denied: you cannot change a user of the same or a higher role")
+    if await m.UserBinding.filter(user_id=row.id, provider=name).delete():
+        await gateway().services.accounts.record(row.id, f"admin {me.user.username} removed the {name} binding")
+    return ok(message="success")
+
+
 @blueprint.delete("/api/user/<user_id>/bindings/<binding_type>")
 @require(m.ROLE_ADMIN)
 @document_response(Done)

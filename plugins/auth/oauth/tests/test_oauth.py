@@ -8,6 +8,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
+from faregate.db import models as m
 from faregate.testing.harness import ROOT_PASSWORD, AdminClient
 from faregate_auth_oauth.testing import SITE, OAuthSite
 
@@ -15,10 +16,16 @@ FIELD = {"github": "github_id", "discord": "discord_id", "linuxdo": "linux_do_id
 
 
 async def test_sign_up_then_log_in(site: OAuthSite) -> None:
+    await site.admin.set_option("QuotaForInvitee", "70")
+    aff = await site.admin.ok("GET", "/api/user/aff")
     async with httpx.AsyncClient(base_url=site.gateway.base_url) as http:
-        first = (await site.login(http)).json()
+        # new-api's UI asks for the state with the visitor's invitation code
+        back = site.approve(await site.state(http, aff=aff))
+        first = (await http.get(f"/api/oauth/{site.name}", params=back)).json()
         assert first["success"] is True, first
         user = first["data"]
+        invitee = await m.User.get(id=user["id"])
+        assert (invitee.inviter_id, invitee.quota) == (site.admin.user_id, 70)
         assert user["username"] in ("octo", "nelly", "tux", "olive")
         self_view = (await http.get("/api/user/self", headers={"New-Api-User": str(user["id"])})).json()["data"]
         assert self_view[FIELD[site.name]] and self_view["role"] == 1

@@ -1,5 +1,6 @@
-"""WeChat login and binding against a local WeChat server: sign-up on first login, the same
-account afterwards, binding to a logged-in user, a wrong code refused."""
+"""WeChat login and binding against a local WeChat server: sign-up on first login (with an
+invitation code), the same account afterwards, binding to a logged-in user, a wrong code
+refused."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest_asyncio
 
+from faregate.db import models as m
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate_auth_wechat.testing import TOKEN, FakeWeChatServer
 
@@ -23,9 +25,15 @@ async def wechat(admin: AdminClient) -> AsyncIterator[FakeWeChatServer]:
 
 async def test_sign_up_log_in_and_bind(gateway: GatewayServer, admin: AdminClient, wechat: FakeWeChatServer) -> None:
     wechat.codes.update({"111111": "openid-a", "222222": "openid-a", "333333": "openid-b"})
+    await admin.set_option("QuotaForInvitee", "70")
+    await admin.set_option("QuotaForInviter", "900")
+    aff = await admin.ok("GET", "/api/user/aff")
     async with httpx.AsyncClient(base_url=gateway.base_url) as http:
-        first = (await http.get("/api/oauth/wechat", params={"code": "111111"})).json()
+        first = (await http.get("/api/oauth/wechat", params={"code": "111111", "aff": aff})).json()
         assert first["success"] is True and first["data"]["username"].startswith("wechat_")
+        invitee = await m.User.get(id=first["data"]["id"])
+        assert (invitee.inviter_id, invitee.quota) == (admin.user_id, 70)  # the invitation counts
+        assert (await admin.ok("GET", "/api/user/self"))["aff_quota"] == 900
         again = (await http.get("/api/oauth/wechat", params={"code": "222222"})).json()
         assert again["data"]["id"] == first["data"]["id"]
         wrong = (await http.get("/api/oauth/wechat", params={"code": "111111"})).json()  # used up

@@ -1,5 +1,7 @@
-"""new-api's WeChat routes: ``GET /api/oauth/wechat?code=`` logs in the account bound to
-the WeChat user, or signs one up (``wechat_<n>``) when registration is open;
+"""new-api's WeChat routes: ``GET /api/oauth/wechat?code=[&aff=]`` logs in the account bound
+to the WeChat user, or signs one up (``wechat_<n>``) when registration is open, with the
+invitation code ``aff`` (or the one the session keeps from ``/api/oauth/state?aff=``) as
+every other sign-up;
 ``POST /api/oauth/wechat/bind {code}`` binds it to the logged-in user. Codes are guessed
 only through the login throttle."""
 
@@ -8,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import StringConstraints
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response, request, session
 from quart_schema import document_response, validate_request
 
 from faregate.api import (
@@ -65,8 +67,12 @@ def make_blueprint(services: Services) -> Blueprint:
         if owner is None:
             if not services.options.value("RegisterEnabled"):
                 return fail("new registrations are closed by the administrator")
+            aff = request.args.get("aff", "").strip() or str(session.get("aff") or "")
+            if len(aff) > 32:
+                raise BadInput("aff: an invitation code of at most 32 characters", status=400)
             try:
-                owner = await accounts.create(username="", display_name="WeChat User", prefix="wechat_")
+                owner = await accounts.create(username="", display_name="WeChat User", inviter_code=aff,
+                                              prefix="wechat_")
             except SignupError as exc:
                 return fail(str(exc))
             if not await accounts.bind(owner.id, "wechat", openid):
