@@ -18,6 +18,7 @@ import pytest
 from faregate import jsonutil
 from faregate.db import models as m
 from faregate_adapter_openai.testing import FakeOpenAI, Fault
+from faregate_adapter_openai.testing.answers import Recorder
 from faregate_adapter_openai.testing.completions import COMPLETION_PREFIX
 from faregate_adapter_openai.testing.schema import validate, validate_error
 
@@ -54,21 +55,13 @@ async def client(gateway: Any, admin: Any, fake_openai: Any) -> Any:
     await sdk.close()
 
 
-def streaming_sdk(gateway: Any, key: str) -> openai.AsyncOpenAI:
+def streaming_sdk(gateway: Any, key: str, recorder: Recorder) -> openai.AsyncOpenAI:
     """A client for streams without strict validation: the SDK's ``Completion`` type insists on a
-    finish reason, which OpenAI's own chunks carry only at the end (null before); every chunk is
-    checked against the spec instead (:func:`validate_chunk`)."""
-    return openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
-
-
-def validate_chunk(chunk: Any) -> None:
-    """A streamed ``text_completion`` vs ``CreateCompletionResponse``: the spec has no chunk type of
-    its own; a chunk's finish reason is null but in the last, its usage null but in the usage chunk."""
-    obj = chunk.model_dump(exclude_unset=True)
-    obj["choices"] = [{**c, "finish_reason": c["finish_reason"] or "stop"} for c in obj["choices"]]
-    if obj.get("usage", 0) is None:
-        del obj["usage"]
-    validate(COMPLETION_RESPONSE, obj)
+    finish reason, which OpenAI's own chunks carry only at the end (null before). Every raw chunk
+    it receives is kept by ``recorder`` and checked against the spec instead (``recorder.check()``:
+    each chunk vs ``CreateCompletionResponse``, its null finish reason and usage allowed)."""
+    return openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0,
+                              http_client=httpx.AsyncClient(transport=recorder.async_transport()))
 
 
 async def consume_logs(gateway: Any) -> list[m.Log]:
@@ -143,11 +136,12 @@ async def test_token_prompts_and_model_mapping(client: Any, gateway: Any, fake_o
 
 async def test_stream_without_include_usage_hides_the_usage_chunk_but_bills_it(client: Any, gateway: Any,
                                                                                fake_openai: Any) -> None:
-    async with streaming_sdk(gateway, client.key) as sdk:
+    recorder = Recorder()
+    async with streaming_sdk(gateway, client.key, recorder) as sdk:
         stream = await sdk.completions.create(model=MODEL, prompt="stream this", max_tokens=30, stream=True)
         chunks = [chunk async for chunk in stream]
-    for chunk in chunks:
-        validate_chunk(chunk)
+    (raw_chunks,) = recorder.check()
+    assert len(raw_chunks) == len(chunks)
     assert chunks and all(c.object == "text_completion" and c.choices and c.usage is None for c in chunks)
     assert "".join(c.choices[0].text for c in chunks) == fake_text("stream this", max_tokens=30)
     assert chunks[-1].choices[0].finish_reason == "stop"
@@ -160,12 +154,13 @@ async def test_stream_without_include_usage_hides_the_usage_chunk_but_bills_it(c
 
 
 async def test_stream_with_include_usage_shows_it_once(client: Any, gateway: Any) -> None:
-    async with streaming_sdk(gateway, client.key) as sdk:
+    recorder = Recorder()
+    async with streaming_sdk(gateway, client.key, recorder) as sdk:
         stream = await sdk.completions.create(model=MODEL, prompt="count me", stream=True,
                                               stream_options={"include_usage": True})
         chunks = [chunk async for chunk in stream]
-    for chunk in chunks:
-        validate_chunk(chunk)
+    (raw_chunks,) = recorder.check()
+    assert len(raw_chunks) == len(chunks)
     usages = [c.usage for c in chunks if c.usage is not None]
     assert not chunks[-1].choices and chunks[-1].usage is not None  # the usage chunk closes the stream
     assert len(usages) == 1
