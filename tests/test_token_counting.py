@@ -214,3 +214,79 @@ async def test_count_tokens_counts_exactly(serve: Any) -> None:
     assert await count("claude-3-5-haiku-latest", SMALL) == rule(SMALL)  # a model no counter knows
     served.counter.words.fail = True
     assert await count(MODEL, SMALL) == rule(SMALL)  # a broken tokenizer: the estimate
+
+
+# ---- the other endpoints of the OpenAI family (issue 12) -------------------------------------
+
+RERANK, MODERATION = "a-reranker", "omni-moderation-latest"
+NO_USAGE = {  # answers of each endpoint without usage, as a vendor may send them
+    "completion": {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": MODEL, "choices": [
+        {"text": "an answer of six words here", "index": 0, "logprobs": None, "finish_reason": "stop"}]},
+    "embeddings": {"object": "list", "model": MODEL, "data": [{"object": "embedding", "index": i, "embedding": [0.5]}
+                                                               for i in range(2)]},
+    "rerank": {"results": [{"index": 1, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.1}]},
+    "compact": {"id": "resp_1", "object": "response.compaction", "created_at": 1, "output": []},
+}
+
+
+async def test_every_endpoint_without_usage_is_billed_on_the_exact_count(serve: Any, fake_openai: Any) -> None:
+    """Text completions (regular, with the answer's text, and a stream cut short), embeddings
+    (small on the loop, big in a worker thread), moderations (whose answers never report
+    usage), rerank (whose answer shows the count) and compaction: the prompt as the endpoint
+    estimates it, re-run with the model's tokenizer."""
+    served = await serve(WordCounter(models=(MODEL, RERANK, MODERATION)),
+                         channel={"models": f"{MODEL},{MODEL}-openai-compact,{RERANK},{MODERATION}"})
+    await served.admin.set_option("SelfUseModeEnabled", "true")  # the test's models have no prices
+    words = served.counter.words
+    loop = threading.get_ident()
+
+    async def billed(path: str, body: dict[str, Any], fault: Fault | None = None) -> tuple[m.Log, httpx.Response]:
+        if fault is not None:
+            fake_openai.push_fault(fault)
+        resp = await served.post(path, body)
+        assert resp.status_code == 200, resp.text
+        for _ in range(300):
+            await served.server.gateway.ledger.flush()
+            rows = await m.Log.filter(type=m.LOG_CONSUME).order_by("-id").limit(1)
+            if rows and rows[0].request_id not in seen:
+                seen.add(rows[0].request_id)
+                assert jsonutil.loads(rows[0].other)["usage_source"] == "estimated"
+                return rows[0], resp
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"no consume row for {path}")
+
+    seen: set[str] = set()
+    answer = NO_USAGE["completion"]["choices"][0]["text"]  # type: ignore[index]
+    row, _ = await billed("/v1/completions", {"model": MODEL, "prompt": SMALL},
+                          Fault("malformed_json", body=jsonutil.dumps(NO_USAGE["completion"])))
+    assert (row.prompt_tokens, row.completion_tokens) == (5, 6) != (estimator.text(SMALL), estimator.chars(len(answer)))
+    assert jsonutil.loads(row.other)["token_counter"] == "words"
+    row, _ = await billed("/v1/completions", {"model": MODEL, "prompt": SMALL, "stream": True},
+                          Fault("stream_cut", after_chunks=2))
+    assert row.prompt_tokens == 5 and jsonutil.loads(row.other)["token_counter"] == "words"
+
+    inputs = [SMALL, "two words"]
+    row, _ = await billed("/v1/embeddings", {"model": MODEL, "input": inputs},
+                          Fault("malformed_json", body=jsonutil.dumps(NO_USAGE["embeddings"])))
+    assert row.prompt_tokens == 7 != sum(estimator.text(t) for t in inputs)
+    assert jsonutil.loads(row.other)["token_counter"] == "words" and set(words.threads) == {loop}
+    words.threads.clear()
+    row, _ = await billed("/v1/embeddings", {"model": MODEL, "input": BIG},
+                          Fault("malformed_json", body=jsonutil.dumps(NO_USAGE["embeddings"])))
+    assert row.prompt_tokens == 8_000 and words.threads and loop not in words.threads
+
+    row, _ = await billed("/v1/moderations", {"model": MODERATION, "input": SMALL})
+    assert row.prompt_tokens == 5 != estimator.text(SMALL)
+    assert jsonutil.loads(row.other)["token_counter"] == "words"
+
+    query, documents = "which one", ["first document here", "second"]
+    row, resp = await billed("/v1/rerank", {"model": RERANK, "query": query, "documents": documents},
+                             Fault("malformed_json", body=jsonutil.dumps(NO_USAGE["rerank"])))
+    assert row.prompt_tokens == resp.json()["usage"]["prompt_tokens"] == 6
+    assert 6 != estimator.text(query) + sum(estimator.text(d) for d in documents)
+
+    row, _ = await billed("/v1/responses/compact", {"model": MODEL, "input": SMALL},
+                          Fault("malformed_json", body=jsonutil.dumps(NO_USAGE["compact"])))
+    assert row.prompt_tokens == prompt(SMALL) != rule(SMALL)  # the string input is one message
+    assert jsonutil.loads(row.other)["token_counter"] == "words"
+    assert served.counter.asked.count(MODEL) == 5  # compaction's upstream model: the base name

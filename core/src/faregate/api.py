@@ -23,7 +23,10 @@ What is here, by concept:
   estimator, JSON; exact token counting (:class:`TokenCounter` / :class:`Tokenizer`, what
   ``register_token_counters`` hands over; :func:`exact_counting`, which makes the estimator
   count text with a tokenizer; :func:`offer_exact_recount`, with which a driver lets its
-  request's bill be recounted exactly when the upstream reports no usage);
+  request's bill be recounted exactly when the upstream reports no usage;
+  :func:`prepare_exact_recount`, which counts what such a bill needs before it settles, off the
+  event loop when big; :func:`settle_on_prompt`, which settles a usage-less answer whose bill
+  is its prompt alone);
 * ``multipart/form-data`` bodies (:class:`Form`, :class:`FilePart`; read with
   :meth:`Exchange.read_form`);
 * fetching URLs the gateway is given (image URLs, webhooks): :class:`GuardedFetcher`,
@@ -41,8 +44,7 @@ What is here, by concept:
   (:func:`create_top_up`, :func:`complete_top_up`, :func:`expire_top_up`; the core's routes call them);
 * management routes a plugin adds (``register_routes``) in the management API's manner:
   the envelope (:func:`ok`, :func:`fail`), access levels (:func:`public`, :func:`require`
-  with ``ROLE_USER`` / ``ROLE_ADMIN`` / ``ROLE_ROOT``, :func:`require_session` for a route a
-  browser reaches by a redirect, :func:`secure_verified`), declared
+  with ``ROLE_USER`` / ``ROLE_ADMIN`` / ``ROLE_ROOT``, :func:`secure_verified`), declared
   bodies and answers (:class:`Body`, :class:`Shape`, :class:`Ok`, :class:`Done`).
 """
 
@@ -84,7 +86,6 @@ from faregate.contracts import (
     Authenticator,
     BalanceFetch,
     ChannelFilter,
-    ChannelProbe,
     ChannelSelector,
     DbModels,
     EndpointDriver,
@@ -113,7 +114,8 @@ from faregate.exchange.attempts import AttemptFailed, Operation
 from faregate.exchange.chat import ChatDriver, ChatOperation, NativeEndpoint, stream_outcome
 from faregate.exchange.exchange import MAX_OUTPUT_TOKENS, REQUEST_ID_HEADER, Exchange
 from faregate.exchange.inbound import InboundRequest, Outcome, WebSocketPeer
-from faregate.exchange.recount import offer_exact_recount
+from faregate.exchange.recount import offer_exact_recount, settle_on_prompt
+from faregate.exchange.recount import prepare as prepare_exact_recount
 from faregate.exchange.routing import map_model
 from faregate.framing import Framing, FramingError, parse_sse_event, splitter_for, sse_bytes
 from faregate.jsonutil import JSONDecodeError
@@ -121,7 +123,7 @@ from faregate.jsonutil import dumps as json_dumps
 from faregate.jsonutil import dumps_str as json_dumps_str
 from faregate.jsonutil import loads as json_loads
 from faregate.kit import HttpJsonProvider, join_url, malformed_response
-from faregate.management.common import BadInput, fail, guarded, ok, public, require, require_session
+from faregate.management.common import BadInput, fail, guarded, ok, public, require
 from faregate.management.openapi import Body, Done, Ok, Shape
 from faregate.management.verification import secure_verified
 from faregate.multipart import FilePart, Form, is_multipart
@@ -170,7 +172,6 @@ __all__ = [
     "ok",
     "public",
     "require",
-    "require_session",
     "secure_verified",
     "Checkout",
     "Completion",
@@ -209,7 +210,6 @@ __all__ = [
     "BlockedAddress",
     "ChannelEntry",
     "ChannelFilter",
-    "ChannelProbe",
     "ChannelSelector",
     "ChatDriver",
     "ChatOperation",
@@ -310,6 +310,8 @@ __all__ = [
     "map_model",
     "offer_exact_recount",
     "parse_sse_event",
+    "prepare_exact_recount",
+    "settle_on_prompt",
     "splitter_for",
     "sse_bytes",
     "stream_outcome",

@@ -6,7 +6,10 @@ Nothing here runs while the upstream reports usage (it almost always does): a dr
 *offers* a recount (:func:`offer_exact_recount`: a closure, no counting), and the count is
 made when a bill turns out to need it, by re-running the format's own estimate with the
 exact tokenizer in force (:func:`faregate.tokens.exact_counting`), so no format keeps a
-second copy of its counting code.
+second copy of its counting code. Chat and every conversation kind built on its driver
+(OpenAI's Responses) offer one; so do the OpenAI plugin's text completions, embeddings,
+moderations, rerank and compaction. A bill that is the prompt alone (an answer with no
+text to count: embeddings, moderations, rerank) settles through :func:`settle_on_prompt`.
 
 Where it runs: before settling, where an await is possible (a regular answer: on the loop
 when small, in a worker thread when big); settlement itself is synchronous (it may run in
@@ -23,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from faregate.canonical import Usage
 from faregate.tokens import Tokenizer, exact_counting
 
 if TYPE_CHECKING:
@@ -67,7 +71,8 @@ def offer_exact_recount(ex: Exchange, run: Callable[[], int], size: int) -> None
     the upstream). ``run`` re-runs the format's own prompt estimate (the summary's
     ``prompt_tokens``); it is called, if ever, with the exact tokenizer in force, in a
     worker thread when ``size`` (the request body's bytes) is large. Costs nothing until a
-    bill needs it. The chat driver offers every chat request's; other drivers may too."""
+    bill needs it. The chat driver offers every chat request's; other drivers offer their own
+    (see the module docstring)."""
     ex.extra[KEY] = Recount(run, size)
 
 
@@ -154,3 +159,22 @@ def exact_counts(ex: Exchange) -> tuple[int | None, int | None, str]:
     assert state.tokenizer is not None
     exact = state.prompt is not None or state.output is not None
     return state.prompt, state.output, state.tokenizer.name if exact else ""
+
+
+async def settle_on_prompt(ex: Exchange, *, end_reason: str = "done") -> int:
+    """Settle an answer that reported no usage and whose bill is its prompt alone (no
+    output text to count: embeddings, moderations, rerank): on the exact count where a
+    recount was offered and a tokenizer knows the model (in a worker thread when big),
+    else on the summary's estimate; logged ``usage_source: estimated``, with
+    ``token_counter`` when exact. Returns the input tokens billed."""
+    assert ex.summary is not None, "begin before settling"
+    await prepare(ex)
+    state = _state(ex)
+    exact = state.prompt if state is not None else None
+    details = None
+    if state is not None and exact is not None:
+        assert state.tokenizer is not None
+        details = {"token_counter": state.tokenizer.name}
+    tokens = max(1, exact if exact is not None else ex.summary.prompt_tokens)
+    ex.settle(Usage(input_tokens=tokens), end_reason=end_reason, estimated=True, details=details)
+    return tokens

@@ -190,3 +190,44 @@ def test_prompt_tokens_count_images_and_audio() -> None:
     only_text = prompt_tokens({"messages": [{"role": "user", "content": [text]}]})
     both = prompt_tokens({"messages": [{"role": "user", "content": [text, image, audio, file]}]})
     assert both == only_text + 765 + 40 + estimator.IMAGE_TOKENS
+
+
+# ---- in the Responses and moderation estimates (the same rules as chat) ----------------------
+
+
+def test_responses_input_counts_images_and_audio_as_chat_does() -> None:
+    from faregate_adapter_openai.responses_api.summary import read_input
+
+    text = {"type": "input_text", "text": "what is in this picture and this recording?"}
+    uri = data_uri(png(1024, 1024))
+    audio = {"data": base64.b64encode(wav(4.0)).decode(), "format": "wav"}
+
+    def tokens(*parts: dict[str, object]) -> int:
+        return read_input([{"role": "user", "content": [text, *parts]}])[0]
+
+    only_text = tokens()
+    assert tokens({"type": "input_image", "image_url": uri, "detail": "auto"}) == only_text + 765
+    assert tokens({"type": "input_image", "image_url": uri, "detail": "low"}) == only_text + 85
+    assert tokens({"type": "input_audio", "input_audio": audio}) == only_text + 40
+    # nothing to read a size from: a URL (never fetched), a file_id; files as chat counts them
+    for flat in ({"type": "input_image", "image_url": "https://example.com/cat.png", "detail": "auto"},
+                 {"type": "input_image", "file_id": "file-1", "detail": "high"},
+                 {"type": "input_file", "file_id": "file-1"}):
+        assert tokens(flat) == only_text + estimator.IMAGE_TOKENS
+    # a tool's output may carry an image too
+    output = read_input([{"type": "function_call_output", "call_id": "c1", "output": [
+        {"type": "input_image", "image_url": uri, "detail": "high"}]}])[0]
+    assert output == 765 + estimator.MESSAGE_OVERHEAD
+
+
+def test_moderation_images_count_by_the_tile_rule() -> None:
+    from faregate.testing.inbound import inbound_request
+    from faregate_adapter_openai.endpoints import summarize_moderation
+
+    text = {"type": "text", "text": "is this fine?"}
+    image = {"type": "image_url", "image_url": {"url": data_uri(png(512, 512))}}
+    request = inbound_request(path="/v1/moderations", kind="moderations")
+    only_text = summarize_moderation({"input": [text]}, request).prompt_tokens
+    assert summarize_moderation({"input": [text, image]}, request).prompt_tokens == only_text + 255
+    by_url = {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}
+    assert summarize_moderation({"input": [by_url]}, request).prompt_tokens == estimator.IMAGE_TOKENS

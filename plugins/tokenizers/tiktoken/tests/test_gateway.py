@@ -168,3 +168,21 @@ async def test_count_tokens_counts_openai_models_exactly(serve: Any) -> None:
     assert await count(MODEL) == exact("Answer briefly.") + estimator.MESSAGE_OVERHEAD + exact(PROMPT)
     assert await count(OTHER_VENDOR) == (estimator.text("Answer briefly.") + estimator.MESSAGE_OVERHEAD
                                          + estimator.text(PROMPT))
+
+
+async def test_embeddings_without_usage_are_counted_exactly(serve: Any, fake_openai: Any) -> None:
+    """``text-embedding-*`` models count with ``cl100k_base``: an embeddings answer without usage
+    is billed on tiktoken's count of the input."""
+    served = await serve(OPENAI, TIKTOKEN)
+    await served.admin.add_channel(base_url=fake_openai.base_url, models="text-embedding-3-small", name="embed")
+    answer = {"object": "list", "model": "text-embedding-3-small",
+              "data": [{"object": "embedding", "index": 0, "embedding": [0.5]}]}
+    fake_openai.push_fault(Fault("malformed_json", body=json.dumps(answer).encode()))
+    async with httpx.AsyncClient(base_url=served.server.base_url, timeout=60) as http:
+        resp = await http.post("/v1/embeddings", json={"model": "text-embedding-3-small", "input": PROMPT},
+                               headers={"Authorization": f"Bearer {served.key}"})
+    assert resp.status_code == 200, resp.text
+    row = await served.row()
+    other = json.loads(row.other)
+    assert other["usage_source"] == "estimated" and other["token_counter"] == "tiktoken/cl100k_base"
+    assert row.prompt_tokens == exact(PROMPT, "cl100k_base") != estimator.text(PROMPT)

@@ -11,12 +11,15 @@ conversion: a text completion has no meaning to a messages-only vendor, whose ch
 are never chosen (400 ``endpoint_not_supported`` when no other serves the model).
 
 Regular answers are billed on ``usage``, streams on the usage chunk; without one, on the
-prompt estimate plus the characters of the text returned (logged as estimated)."""
+gateway's count of the prompt and of the text returned (logged as estimated): exact where a
+tokenizer knows the model (a regular answer's text too; a stream's from its characters),
+else the estimator's rule."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from functools import partial
 from typing import Any
 
 from faregate.api import (
@@ -37,6 +40,8 @@ from faregate.api import (
     check_numbers,
     estimator,
     json_loads,
+    offer_exact_recount,
+    prepare_exact_recount,
     stream_outcome,
 )
 from faregate_adapter_openai import responses
@@ -167,24 +172,25 @@ def _echoed(body: dict[str, Any], index: Any) -> int:
     return len(prompt) if isinstance(prompt, str) else 0
 
 
-def read_completion(body: bytes, request: dict[str, Any]) -> tuple[Usage | None, int]:
-    """``usage`` of a ``text_completion`` answer, and the characters of new text it returned
-    (for the estimate when it reports none); :class:`AttemptFailed` when it is not one."""
+def read_completion(body: bytes, request: dict[str, Any]) -> tuple[Usage | None, list[str]]:
+    """``usage`` of a ``text_completion`` answer, and the new text of each choice (the echoed
+    prompt left out: counted for the bill when it reports no usage); :class:`AttemptFailed`
+    when it is not one."""
     try:
         obj = json_loads(body)
         choices = obj["choices"]
         if not isinstance(choices, list):
             raise TypeError("choices")
         usage = responses.parse_usage(obj.get("usage"))
-        chars = 0
+        texts: list[str] = []
         for choice in choices:
             text = choice.get("text")
             if isinstance(text, str):
-                chars += max(0, len(text) - _echoed(request, choice.get("index")))
+                texts.append(text[_echoed(request, choice.get("index")):])
     except (ValueError, TypeError, KeyError, AttributeError):  # incl. JSON errors
         raise AttemptFailed(GatewayError(502, "upstream sent a malformed completion", code="bad_response_body",
                                          upstream=True)) from None
-    return usage, chars
+    return usage, texts
 
 
 class CompletionsOperation:
@@ -216,7 +222,10 @@ class CompletionsOperation:
             await resp.aclose()
         ex.upstream_seconds += time.perf_counter() - ex.answer_at
         ex.answer_at = 0.0
-        usage, chars = read_completion(body, ex.body)
+        usage, texts = read_completion(body, ex.body)
+        chars = sum(len(text) for text in texts)
+        if usage is None and chars:  # billed on the gateway's count: exact where a tokenizer knows the model
+            await prepare_exact_recount(ex, texts)
         ex.settle(usage, end_reason="done", output_chars=chars)  # no usage: estimated from what was seen
         return ex.raw_json(body)
 
@@ -238,5 +247,12 @@ class CompletionsDriver:
         else:
             summary = summarize_completion(body)
         ex.begin(summary, body, raw)
+        # should the upstream report no usage, its bill re-runs this estimate exactly
+        offer_exact_recount(ex, partial(prompt_estimate, body), len(raw))
         await ex.admit()
         return await ex.relay(OPERATION)
+
+
+def prompt_estimate(body: dict[str, Any]) -> int:
+    """The prompt (and suffix) tokens of a checked request (re-run with the exact tokenizer in force)."""
+    return summarize_completion(body).prompt_tokens

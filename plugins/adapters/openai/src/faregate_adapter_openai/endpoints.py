@@ -5,15 +5,18 @@ body goes upstream as the client sent it (the model renamed when the channel map
 filled in from the path or the default) and the answer comes back unchanged, so every
 option (``encoding_format`` float or base64, ``dimensions`` …) works as the upstream
 implements it. Billed on the upstream's ``usage.prompt_tokens``, else on the gateway's
-estimate of the input (moderation answers carry no usage). A provider of another plugin
+count of the input (moderation answers carry no usage): exact where a tokenizer knows the
+model, else the estimate; images by OpenAI's tile rule (:mod:`.media_tokens`). A provider of another plugin
 whose embeddings API has a wire format of its own (Cohere's ``/v2/embed``) serves
 ``embeddings`` through :class:`EmbeddingsProvider`: it builds its request from the checked
 body and reads its answer into OpenAI's ``CreateEmbeddingResponse``."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 from faregate.api import (
@@ -31,7 +34,10 @@ from faregate.api import (
     estimator,
     json_dumps,
     json_loads,
+    offer_exact_recount,
+    settle_on_prompt,
 )
+from faregate_adapter_openai import media_tokens
 
 EMBEDDINGS = "embeddings"
 MODERATIONS = "moderations"
@@ -142,7 +148,7 @@ def summarize_moderation(body: dict[str, Any], request: InboundRequest) -> Reque
         elif isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str):
             tokens += estimator.text(item["text"])
         elif isinstance(item, dict) and item.get("type") == "image_url" and isinstance(item.get("image_url"), dict):
-            tokens += estimator.IMAGE_TOKENS
+            tokens += media_tokens.image_tokens(item["image_url"])  # chat's rule: tiles from the image's header
         else:
             raise bad_request("each input item must be a string, a text part or an image_url part", param="input")
     return RequestSummary(model=model, stream=False, max_tokens=None, prompt_tokens=tokens)
@@ -207,9 +213,8 @@ class JsonOperation:
             body = json_dumps(answer)
         else:
             usage = read_usage(body, self.endpoint)
-        if usage is None:  # none reported (moderations never do): the input as estimated
-            assert ex.summary is not None
-            ex.settle(Usage(input_tokens=max(1, ex.summary.prompt_tokens)), end_reason="done", estimated=True)
+        if usage is None:  # none reported (moderations never do): the gateway's count of the input
+            await settle_on_prompt(ex)
         else:
             ex.settle(usage, end_reason="done")
         return ex.raw_json(body)
@@ -226,9 +231,22 @@ class JsonDriver:
     async def handle(self, ex: Exchange) -> Outcome:
         await ex.authenticate()
         raw, body = await ex.read_json()
-        ex.begin(self.summarize(body, ex.request), body, raw)
+        if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
+            # thousands of inputs or token arrays take a while to check: not on the event loop
+            summary = await asyncio.to_thread(self.summarize, body, ex.request)
+        else:
+            summary = self.summarize(body, ex.request)
+        ex.begin(summary, body, raw)
+        # should the upstream report no usage, its bill re-runs this estimate exactly
+        offer_exact_recount(ex, partial(prompt_estimate, self.summarize, body, ex.request), len(raw))
         await ex.admit()
         return await ex.relay(self.operation)
+
+
+def prompt_estimate(summarize: Callable[[dict[str, Any], InboundRequest], RequestSummary], body: dict[str, Any],
+                    request: InboundRequest) -> int:
+    """The prompt tokens ``summarize`` finds in ``body`` (re-run with the exact tokenizer in force)."""
+    return summarize(body, request).prompt_tokens
 
 
 def drivers() -> list[JsonDriver]:

@@ -10,11 +10,14 @@ channel's model name), and the answer is normalised: each result keeps ``index``
 ``relevance_score`` and the ``document`` the upstream returned, ``usage`` is
 ``{prompt_tokens, completion_tokens: 0, total_tokens}``. Billed on the upstream's
 ``total_tokens`` (else its ``prompt_tokens``); an upstream that reports none is billed
-on the estimate of the query and documents, and its answer shows that estimate."""
+on the gateway's count of the query and documents (exact where a tokenizer knows the model,
+else the estimate), and its answer shows that count."""
 
 from __future__ import annotations
 
+import asyncio
 import time
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 from faregate.api import (
@@ -33,8 +36,10 @@ from faregate.api import (
     check_numbers,
     estimator,
     json_loads,
+    offer_exact_recount,
+    settle_on_prompt,
 )
-from faregate_adapter_openai.endpoints import JsonEndpointProvider
+from faregate_adapter_openai.endpoints import JsonEndpointProvider, prompt_estimate
 
 RERANK = "rerank"
 #: documents in one request (Cohere's documented maximum; Jina's is of the same order)
@@ -178,10 +183,10 @@ class RerankOperation:
             tokens = _count(tokens)
         else:
             results, tokens = normalise(body, documents)
-        estimated = tokens == 0  # none reported: new-api bills (and shows) its own estimate
-        if estimated:
-            tokens = max(1, ex.summary.prompt_tokens)
-        ex.settle(Usage(input_tokens=tokens), end_reason="done", estimated=estimated)
+        if tokens == 0:  # none reported: new-api bills (and shows) its own count
+            tokens = await settle_on_prompt(ex)
+        else:
+            ex.settle(Usage(input_tokens=tokens), end_reason="done")
         return ex.json({"results": results,
                         "usage": {"prompt_tokens": tokens, "completion_tokens": 0, "total_tokens": tokens}})
 
@@ -197,6 +202,13 @@ class RerankDriver:
     async def handle(self, ex: Exchange) -> Outcome:
         await ex.authenticate()
         raw, body = await ex.read_json()
-        ex.begin(summarize_rerank(body, ex.request), body, raw)
+        if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
+            # a thousand long documents take a while to estimate: not on the event loop
+            summary = await asyncio.to_thread(summarize_rerank, body, ex.request)
+        else:
+            summary = summarize_rerank(body, ex.request)
+        ex.begin(summary, body, raw)
+        # should the upstream report no usage, its bill re-runs this estimate exactly
+        offer_exact_recount(ex, partial(prompt_estimate, summarize_rerank, body, ex.request), len(raw))
         await ex.admit()
         return await ex.relay(OPERATION)

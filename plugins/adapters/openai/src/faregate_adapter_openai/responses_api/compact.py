@@ -8,11 +8,13 @@ gateway decides (channels listing that name, the key's model limits, pricing, lo
 ``<model>`` upstream: the channel's model mapping applies to the base name (a mapping of the
 suffixed name itself wins). Priced by ``ModelPrice`` / ``ModelRatio`` of the suffixed name,
 else of the wildcard ``*-openai-compact``, else as any unpriced model; billed on the
-answer's usage (input and output), or, without one, on the estimated input only (the
-compacted output is encrypted: its size says nothing reliable of its tokens)."""
+answer's usage (input and output), or, without one, on the gateway's count of the input
+only (exact where a tokenizer knows the model; the compacted output is encrypted: its size
+says nothing reliable of its tokens)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -34,6 +36,8 @@ from faregate.api import (
     estimator,
     json_loads,
     map_model,
+    offer_exact_recount,
+    settle_on_prompt,
 )
 from faregate_adapter_openai.endpoints import JsonEndpointProvider
 from faregate_adapter_openai.responses_api.render import parse_usage
@@ -113,8 +117,7 @@ class CompactOperation:
                                              code="bad_response_body", upstream=True))
         usage = parse_usage(obj.get("usage"))
         if usage is None or usage.total_tokens == 0:
-            assert ex.summary is not None
-            ex.settle(Usage(input_tokens=ex.summary.prompt_tokens), end_reason="done", estimated=True)
+            await settle_on_prompt(ex)
         else:
             ex.settle(usage, end_reason="done")
         return ex.raw_json(body)
@@ -129,7 +132,14 @@ class CompactDriver:
     async def handle(self, ex: Exchange) -> Outcome:
         await ex.authenticate()
         raw, body = await ex.read_json()
-        ex.begin(summarize_compact(body), body, raw)
+        if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
+            # a long conversation takes a while to check and estimate: not on the event loop
+            summary = await asyncio.to_thread(summarize_compact, body)
+        else:
+            summary = summarize_compact(body)
+        ex.begin(summary, body, raw)
+        # should the upstream report no usage, its bill re-runs this estimate exactly
+        offer_exact_recount(ex, lambda: summarize_compact(body).prompt_tokens, len(raw))
         try:
             await ex.admit()
         except GatewayError as err:

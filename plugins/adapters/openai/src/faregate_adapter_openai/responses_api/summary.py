@@ -17,6 +17,7 @@ from faregate.api import (
     check_numbers,
     estimator,
 )
+from faregate_adapter_openai import media_tokens
 
 #: the numeric fields and their ranges (OpenAI's API reference: ``max_output_tokens`` ≥ 16)
 NUMBERS = {
@@ -181,11 +182,15 @@ def _content(content: Any, where: str, name: str = "content") -> tuple[int, bool
             if url is not None and not isinstance(url, str):
                 raise bad_request(f"{where}[{j}].image_url must be a string", param=where)
             convertible = convertible and isinstance(url, str)  # a file_id is OpenAI's to resolve
-            tokens += estimator.IMAGE_TOKENS
+            # chat's rule: tiles from a data URI's header (a URL or a file_id: the flat allowance)
+            tokens += media_tokens.image_tokens({"url": url, "detail": part.get("detail")})
             continue
         if kind not in CONVERTIBLE_PARTS:
             convertible = False
-            tokens += estimator.IMAGE_TOKENS  # files, audio: a flat allowance, the upstream bills the truth
+            if kind == "input_audio":  # chat's rule: its duration, from the file's header
+                tokens += media_tokens.audio_tokens(part.get("input_audio"))
+            else:  # files (as in chat) and what else OpenAI reads: a flat allowance, the upstream bills the truth
+                tokens += estimator.IMAGE_TOKENS
             continue
         tokens += _text_tokens(part.get("text")) + _text_tokens(part.get("refusal"))
     return tokens, convertible
