@@ -44,7 +44,8 @@ What is here, by concept:
   (:func:`create_top_up`, :func:`complete_top_up`, :func:`expire_top_up`; the core's routes call them);
 * management routes a plugin adds (``register_routes``) in the management API's manner:
   the envelope (:func:`ok`, :func:`fail`), access levels (:func:`public`, :func:`require`
-  with ``ROLE_USER`` / ``ROLE_ADMIN`` / ``ROLE_ROOT``, :func:`secure_verified`), declared
+  with ``ROLE_USER`` / ``ROLE_ADMIN`` / ``ROLE_ROOT``, :func:`require_session` for a route a
+  browser reaches by a redirect, :func:`secure_verified`), declared
   bodies and answers (:class:`Body`, :class:`Shape`, :class:`Ok`, :class:`Done`).
 """
 
@@ -86,6 +87,7 @@ from faregate.contracts import (
     Authenticator,
     BalanceFetch,
     ChannelFilter,
+    ChannelProbe,
     ChannelSelector,
     DbModels,
     EndpointDriver,
@@ -123,7 +125,7 @@ from faregate.jsonutil import dumps as json_dumps
 from faregate.jsonutil import dumps_str as json_dumps_str
 from faregate.jsonutil import loads as json_loads
 from faregate.kit import HttpJsonProvider, join_url, malformed_response
-from faregate.management.common import BadInput, fail, guarded, ok, public, require
+from faregate.management.common import BadInput, fail, guarded, ok, public, require, require_session
 from faregate.management.openapi import Body, Done, Ok, Shape
 from faregate.management.verification import secure_verified
 from faregate.multipart import FilePart, Form, is_multipart
@@ -172,6 +174,7 @@ __all__ = [
     "ok",
     "public",
     "require",
+    "require_session",
     "secure_verified",
     "Checkout",
     "Completion",
@@ -210,6 +213,7 @@ __all__ = [
     "BlockedAddress",
     "ChannelEntry",
     "ChannelFilter",
+    "ChannelProbe",
     "ChannelSelector",
     "ChatDriver",
     "ChatOperation",
