@@ -28,12 +28,13 @@ ANSWER_DEADLINE = 15  # seconds; a hang (waiting for the rest of the body) fails
 async def unfinished_request(base_url: str, path: str, headers: dict[str, str], sent: bytes,
                              *, chunk: int = 64 * 1024) -> tuple[int, dict[str, str], Any]:
     """POST ``sent`` as the start of a body that never ends (a declared Content-Length
-    that is not reached, or a chunked body without its last chunk); the response."""
+    that is not reached, or a chunked body without its last chunk); the response. JSON unless
+    ``headers`` name another Content-Type."""
     url = urlsplit(base_url)
     reader, writer = await asyncio.open_connection(url.hostname, url.port)
     conn = h11.Connection(h11.CLIENT)
     try:
-        head = [("Host", url.netloc), ("Content-Type", "application/json"), *headers.items()]
+        head = [("Host", url.netloc), *{"Content-Type": "application/json", **headers}.items()]
         writer.write(conn.send(h11.Request(method="POST", target=path, headers=head)))
         for start in range(0, len(sent), chunk):
             writer.write(conn.send(h11.Data(data=sent[start:start + chunk])))
@@ -166,3 +167,35 @@ async def test_a_request_refused_before_its_body_is_read_says_the_connection_clo
         kept = await client.post("/v1/chat/completions", json={"model": "no-such-model", "messages": [
             {"role": "user", "content": "x"}]}, headers={"Authorization": f"Bearer {key}"})
         assert kept.status_code in (404, 503) and kept.headers.get("connection") != "close"
+
+
+async def test_each_openai_endpoint_refuses_a_body_over_its_own_cap_before_reading_it(make_gateway: Any) -> None:
+    """Issue 12: completions, embeddings, moderations and Responses declare caps of their own,
+    well under the relay's 128 MB: a declared length over one is a 413 before a byte is read
+    (a server that waited for the body would never answer)."""
+    gw, admin, key = await _gateway_with_key(make_gateway)
+    assert gw.gateway.settings.max_body_mb == 128
+    caps = {"/v1/completions": 16, "/v1/embeddings": 16, "/v1/engines/text-embedding-3-small/embeddings": 16,
+            "/v1/moderations": 32, "/v1/responses": 64, "/v1/responses/compact": 64}
+    for path, cap_mb in caps.items():
+        headers = {"Authorization": f"Bearer {key}", "Content-Length": str(cap_mb * MIB + 1)}
+        status, _, body = await unfinished_request(gw.base_url, path, headers, b'{"model": "gpt-4o-mini", "inp')
+        assert status == 413 and body["error"]["code"] == "request_too_large", path
+        assert body["error"]["message"].startswith(f"request body too large: the limit for this endpoint is "
+                                                   f"{cap_mb * MIB} bytes"), path
+    await admin.close()
+
+
+async def test_a_chunked_multipart_upload_over_its_cap_is_cut_off_before_it_is_parsed(make_gateway: Any) -> None:
+    """An audio upload (25 MB cap) sent chunked, with no Content-Length to refuse up front: the 413
+    comes once the cap is passed, while the client is still sending, before any form parsing."""
+    gw, admin, key = await _gateway_with_key(make_gateway)
+    headers = {"Authorization": f"Bearer {key}", "Transfer-Encoding": "chunked",
+               "Content-Type": "multipart/form-data; boundary=b"}
+    start = b'--b\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n'
+    sent = start + b"\0" * (26 * MIB)
+    status, _, body = await unfinished_request(gw.base_url, "/v1/audio/transcriptions", headers, sent,
+                                               chunk=1024 * 1024)
+    assert status == 413 and body["error"]["code"] == "request_too_large"
+    assert str(25 * MIB) in body["error"]["message"]
+    await admin.close()

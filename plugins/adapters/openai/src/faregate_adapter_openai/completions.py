@@ -8,7 +8,8 @@ client's bytes unchanged but for the channel's model mapping and, when streaming
 ``stream_options.include_usage`` forced on so the final usage chunk bills the stream (the
 chunk is dropped again when the client did not ask for it). There is no canonical
 conversion: a text completion has no meaning to a messages-only vendor, whose channels
-are never chosen (400 ``endpoint_not_supported`` when no other serves the model).
+are never chosen (400 ``endpoint_not_supported`` when no other serves the model). Bodies
+over :data:`faregate_adapter_openai.format.COMPLETIONS_MAX_BODY_MB` are refused before they are read.
 
 Regular answers are billed on ``usage``, streams on the usage chunk; without one, on the
 gateway's count of the prompt and of the text returned (logged as estimated): exact where a

@@ -41,6 +41,11 @@ from faregate_adapter_openai import media_tokens
 
 EMBEDDINGS = "embeddings"
 MODERATIONS = "moderations"
+#: body caps, in MiB: OpenAI takes at most 300,000 tokens of embeddings input a request (about
+#: 2.4 MB as token ids); the rest is room for other vendors' larger batches
+EMBEDDINGS_MAX_BODY_MB = 16.0
+#: moderation inputs may carry images as data URIs (OpenAI's vision inputs: up to 20 MB an image)
+MODERATIONS_MAX_BODY_MB = 32.0
 #: new-api's model when a moderation request names none
 DEFAULT_MODERATION_MODEL = "text-moderation-stable"
 #: OpenAI's limits: 2048 inputs per request, dimensions well under this

@@ -27,6 +27,7 @@ from faregate.api import (
 from faregate_adapter_openai import (
     audio,
     dashboard,
+    endpoints,
     errors,
     images,
     media_tokens,
@@ -40,6 +41,9 @@ from faregate_adapter_openai import (
 from faregate_adapter_openai.realtime import protocol as realtime_protocol
 
 FORMAT_NAME = "openai.chat"
+#: ``/v1/completions``' body cap, in MiB: text only, yet a batch of long prompts (or of token
+#: arrays, about 7 bytes a token) may be large; OpenAI bounds each prompt by the model's context
+COMPLETIONS_MAX_BODY_MB = 16.0
 
 
 #: the numeric fields of a chat completion request and their ranges (OpenAI's API reference)
@@ -97,11 +101,12 @@ class OpenAIChatFormat(InboundFormat):
         return [Route("POST", "/v1/chat/completions"),
                 # new-api's playground: chat for the logged-in user (session, not an API key)
                 Route("POST", "/pg/chat/completions", kind="playground", options={"auth": "session"}),
-                Route("POST", "/v1/embeddings", kind="embeddings"),
+                Route("POST", "/v1/embeddings", kind="embeddings", max_body_mb=endpoints.EMBEDDINGS_MAX_BODY_MB),
                 # new-api's engines path: the model in the path, not the body
-                Route("POST", "/v1/engines/{model}/embeddings", kind="embeddings"),
-                Route("POST", "/v1/moderations", kind="moderations"),
-                Route("POST", "/v1/completions", kind="completions"),
+                Route("POST", "/v1/engines/{model}/embeddings", kind="embeddings",
+                      max_body_mb=endpoints.EMBEDDINGS_MAX_BODY_MB),
+                Route("POST", "/v1/moderations", kind="moderations", max_body_mb=endpoints.MODERATIONS_MAX_BODY_MB),
+                Route("POST", "/v1/completions", kind="completions", max_body_mb=COMPLETIONS_MAX_BODY_MB),
                 Route("POST", "/v1/rerank", kind="rerank", max_body_mb=rerank.MAX_BODY_MB),
                 Route("POST", "/v1/alpha/search", kind="alpha_search", max_body_mb=1),
                 Route(WEBSOCKET, realtime.PATH, kind=realtime.REALTIME),

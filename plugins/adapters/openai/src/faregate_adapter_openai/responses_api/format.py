@@ -25,14 +25,17 @@ from faregate_adapter_openai.responses_api.stream import ResponsesStreamEncoder
 from faregate_adapter_openai.responses_api.summary import ResponsesSummary, summarize
 
 FORMAT_NAME = "openai.responses"
+#: the body cap of both routes, in MiB: OpenAI takes up to 50 MB of images and files in one
+#: request, as base64 data URIs, beside the conversation's text
+MAX_BODY_MB = 64.0
 
 
 class OpenAIResponsesFormat(InboundFormat):
     name = FORMAT_NAME
 
     def routes(self) -> list[Route]:
-        return [Route("POST", "/v1/responses", kind=RESPONSES),
-                Route("POST", "/v1/responses/compact", kind=COMPACT)]
+        return [Route("POST", "/v1/responses", kind=RESPONSES, max_body_mb=MAX_BODY_MB),
+                Route("POST", "/v1/responses/compact", kind=COMPACT, max_body_mb=MAX_BODY_MB)]
 
     def summarize(self, body: dict[str, Any], request: InboundRequest) -> RequestSummary:
         return summarize(body)
