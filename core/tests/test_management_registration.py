@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from faregate.db import models as m
-from faregate.testing.harness import AdminClient, GatewayServer
+from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayServer
 
 PASSWORD = "a-long-password-1"
 
@@ -42,9 +42,13 @@ async def test_switches(gateway: GatewayServer, admin: AdminClient) -> None:
         await admin.set_option("RegisterEnabled", False)
         assert "closed" in (await _register(http)).json()["message"]
         assert not await m.User.filter(username="newbie").exists()
-        await admin.set_option("PasswordLoginEnabled", False)
-        refused = (await http.post("/api/user/login", json={"username": "root", "password": "x" * 10})).json()
+        await admin.set_option("PasswordLoginEnabled", False)  # an SSO-only site: the right password too
+        refused = (await http.post("/api/user/login", json={"username": "root", "password": ROOT_PASSWORD})).json()
         assert refused == {"success": False, "message": "password login is disabled by the administrator"}
+        assert (await admin.ok("GET", "/api/user/self"))["username"] == "root"  # sessions already made go on
+        await admin.set_option("PasswordLoginEnabled", True)
+        assert (await http.post("/api/user/login", json={"username": "root", "password": ROOT_PASSWORD})).json()[
+            "success"] is True
 
 
 async def test_invitation_rewards(gateway: GatewayServer, admin: AdminClient) -> None:

@@ -25,6 +25,8 @@ async def wechat(admin: AdminClient) -> AsyncIterator[FakeWeChatServer]:
 
 async def test_sign_up_log_in_and_bind(gateway: GatewayServer, admin: AdminClient, wechat: FakeWeChatServer) -> None:
     wechat.codes.update({"111111": "openid-a", "222222": "openid-a", "333333": "openid-b"})
+    for switch in ("PasswordLoginEnabled", "PasswordRegisterEnabled"):  # an SSO-only site: WeChat still signs up
+        await admin.set_option(switch, False)
     await admin.set_option("QuotaForInvitee", "70")
     await admin.set_option("QuotaForInviter", "900")
     aff = await admin.ok("GET", "/api/user/aff")
