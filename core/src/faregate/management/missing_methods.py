@@ -1,6 +1,7 @@
-"""new-api's routes of sign-in methods that are plugins here (TOTP, passkeys, email,
-OAuth, Telegram, WeChat): when the plugin is not installed, its routes still answer, in
-the envelope, naming the plugin to install, instead of a bare 404 that looks like a typo.
+"""new-api's routes of sign-in methods that are plugins here (TOTP, passkeys, email, OAuth,
+Telegram, WeChat), and the few these plugins add (the Telegram binding's state): when the
+plugin is not installed, its routes still answer, in the envelope, naming the plugin to
+install, instead of a bare 404 that looks like a typo.
 
 Installed after the plugins' blueprints, and only for the paths none of them serves."""
 
@@ -29,7 +30,8 @@ METHODS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("faregate-auth-oauth", "OAuth login (GitHub, Discord, LinuxDO, OIDC)", (
         ("GET", "/api/oauth/state"), ("GET", "/api/oauth/<provider>"))),
     ("faregate-auth-telegram", "Telegram login", (
-        ("GET", "/api/oauth/telegram/login"), ("GET", "/api/oauth/telegram/bind"))),
+        ("GET", "/api/oauth/telegram/login"), ("GET", "/api/oauth/telegram/bind"),
+        ("GET", "/api/oauth/telegram/state"))),
     ("faregate-auth-wechat", "WeChat login", (
         ("GET", "/api/oauth/wechat"), ("POST", "/api/oauth/wechat/bind"))),
 )
