@@ -60,16 +60,16 @@ async def test_a_short_lived_token_is_refreshed_halfway(vertex_account: TestServ
     assert await cache.token(vertex_account.key, account) != first and fake_google_oauth.token_requests == 2
 
 
-async def test_the_grant_runs_off_the_event_loop(vertex_account: TestServiceAccount,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_signing_runs_off_the_event_loop(vertex_account: TestServiceAccount,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     threads: list[threading.Thread] = []
-    real = tokens._fetch  # noqa: SLF001 - watched, not replaced
+    real = tokens._assertion  # noqa: SLF001 - watched, not replaced
 
-    def watched(account: Any, proxy: str = "") -> tuple[str, float | None]:
+    def watched(account: Any) -> str:
         threads.append(threading.current_thread())
-        return real(account, proxy)
+        return real(account)
 
-    monkeypatch.setattr(tokens, "_fetch", watched)
+    monkeypatch.setattr(tokens, "_assertion", watched)
     await TokenCache().token(vertex_account.key, service_account(vertex_account.key))
     assert threads and threads[0] is not threading.main_thread()
 
@@ -81,7 +81,7 @@ async def test_a_failed_refresh_keeps_a_token_that_still_works(fake_google_oauth
     account = service_account(vertex_account.key)
     first = await cache.token(vertex_account.key, account)
     clock.now += 3500  # due for a refresh, not yet expired
-    fake_google_oauth.fail_next(400, "the endpoint refuses, for now")  # google-auth retries a 5xx itself
+    fake_google_oauth.fail_next(400, "the endpoint refuses, for now")  # a 5xx is tried again at once
     assert await cache.token(vertex_account.key, account) == first
     assert await cache.token(vertex_account.key, account) == first  # not retried at once
     assert fake_google_oauth.token_requests == 2

@@ -1,18 +1,18 @@
 """A service account's OAuth access tokens: the JWT-bearer grant (an assertion signed with
-the account's private key, posted to its ``token_uri``), done by google-auth
-(``google.oauth2.service_account.Credentials``) in a worker thread so the event loop never
-waits on it. A token is cached per key until shortly before it expires, and shared by every
-request of the worker: concurrent requests that find it stale wait for one refresh
+the account's private key by google-auth's signer, posted to the account's ``token_uri``). The
+signing runs in a worker thread; the post is asynchronous (aiohttp), through the channel's
+proxy (``setting.proxy``: http(s), or socks through aiohttp-socks, as the relay's calls),
+bounded in time and size, never redirected: the assertion goes to the token_uri the key names
+and nowhere else. A token is cached per key until shortly before it expires, and shared by
+every request of the worker: concurrent requests that find it stale wait for one refresh
 (single flight), never start one each. Each worker process holds its own token (a token is
 a secret: it is kept in memory only, never written where another process could read it).
 Nothing of a key or a token is ever logged; a failed exchange says only the OAuth error code.
-The grant goes through the channel's proxy (``setting.proxy``) when it has one, as its calls do.
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime
 import hashlib
 import logging
 import re
@@ -22,7 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from faregate.api import GatewayError
+import aiohttp
+from aiohttp_socks import ProxyConnector
+
+from faregate.api import GatewayError, json_loads
 from faregate_adapter_vertex.keys import ServiceAccount
 from faregate_adapter_vertex.names import SCOPE
 
@@ -38,7 +41,29 @@ TOKEN_TIMEOUT = 15.0
 RETRY_AFTER = 30.0
 #: keys whose tokens a worker keeps (a few per channel at most)
 MAX_KEYS = 1024
+#: the JWT-bearer grant (RFC 7523), and the audience Google's token endpoint takes (google-auth's)
+GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+TOKEN_AUDIENCE = "https://oauth2.googleapis.com/token"
+#: an assertion is valid this long (Google's maximum)
+ASSERTION_LIFETIME = 3600
+#: a token answer is small; more than this is not one
+MAX_ANSWER = 64 * 1024
+#: a token endpoint's 5xx or a failed connection is tried again this many times (as google-auth)
+GRANT_RETRIES = 2
+SOCKS_SCHEMES = ("socks4", "socks4a", "socks5", "socks5h")
 _OAUTH_ERROR = re.compile(r"[a-z_]{1,40}")
+
+
+class _Refused(Exception):
+    """The token endpoint refused the grant (its OAuth error code, when it gave one)."""
+
+    def __init__(self, code: str | None) -> None:
+        super().__init__(code or "")
+        self.code = code
+
+
+class _Unreachable(Exception):
+    """No answer from the token endpoint (a connection error, a timeout, a 5xx)."""
 
 
 @dataclass(slots=True)
@@ -49,49 +74,72 @@ class _Entry:
     expires_at: float = 0.0
 
 
-def _fetch(account: ServiceAccount, proxy: str = "") -> tuple[str, float | None]:
-    """One JWT-bearer grant (blocking: run in a thread), through the channel's proxy when it
-    has one. ``(token, seconds it lasts)``."""
-    import requests
-    from google.auth.transport.requests import Request
-    from google.oauth2 import service_account
+def _assertion(account: ServiceAccount) -> str:
+    """The signed JWT-bearer assertion, as google-auth makes it for a service account
+    (blocking, CPU: run in a thread)."""
+    from google.auth import crypt, jwt
 
-    class _Bounded(Request):
-        """google-auth's requests transport with a deadline and no redirects: the assertion
-        goes to the token_uri the key names and nowhere else."""
+    signer = crypt.RSASigner.from_service_account_info(dict(account.info))  # type: ignore[no-untyped-call]
+    now = int(time.time())
+    payload = {"iss": account.client_email, "scope": SCOPE, "aud": TOKEN_AUDIENCE, "iat": now,
+               "exp": now + ASSERTION_LIFETIME}
+    encoded: bytes = jwt.encode(signer, payload)  # type: ignore[no-untyped-call]
+    return encoded.decode()
 
-        def __call__(self, url: str, method: str = "GET", body: Any = None, headers: Any = None,
-                     timeout: float | None = None, **kwargs: Any) -> Any:
-            return super().__call__(url, method=method, body=body, headers=headers,  # type: ignore[no-untyped-call]
-                                    timeout=TOKEN_TIMEOUT, allow_redirects=False, **kwargs)
 
-    credentials = service_account.Credentials.from_service_account_info(  # type: ignore[no-untyped-call]
-        dict(account.info), scopes=[SCOPE])
-    session = requests.Session()
-    if proxy:
-        session.proxies = {"http": proxy, "https": proxy}
-    with session:
-        credentials.refresh(_Bounded(session))
-    expiry = credentials.expiry
-    lasts = None
-    if isinstance(expiry, datetime.datetime):  # naive UTC, as google-auth keeps it
-        lasts = (expiry - datetime.datetime.now(datetime.UTC).replace(tzinfo=None)).total_seconds()
-    return str(credentials.token), lasts
+def _session(proxy: str) -> tuple[aiohttp.ClientSession, str | None]:
+    """A session for one grant and the ``proxy=`` of its post: a socks proxy is a connector
+    of its own, an http(s) one aiohttp's ``proxy=``."""
+    timeout = aiohttp.ClientTimeout(total=TOKEN_TIMEOUT)
+    if proxy and proxy.split("://", 1)[0].lower() in SOCKS_SCHEMES:
+        return aiohttp.ClientSession(connector=ProxyConnector.from_url(proxy, rdns=True), timeout=timeout), None
+    return aiohttp.ClientSession(timeout=timeout), proxy or None
+
+
+def _read_grant(status: int, body: bytes) -> tuple[str, float | None]:
+    """``(token, seconds it lasts)`` of a 200; :class:`_Refused` with the OAuth error code."""
+    try:
+        answer: Any = json_loads(body)
+    except ValueError:
+        answer = None
+    if status == 200 and isinstance(answer, dict) and isinstance(answer.get("access_token"), str) \
+            and answer["access_token"]:
+        lasts = answer.get("expires_in")
+        if isinstance(lasts, bool) or not isinstance(lasts, int | float) or not 0 < lasts <= 86_400:
+            return answer["access_token"], None
+        return answer["access_token"], float(lasts)
+    code = answer.get("error") if isinstance(answer, dict) else None
+    raise _Refused(code if isinstance(code, str) else None)
+
+
+async def _grant(account: ServiceAccount, proxy: str = "") -> tuple[str, float | None]:
+    """One JWT-bearer grant through ``proxy`` ("" direct); ``(token, seconds it lasts)``."""
+    form = {"grant_type": GRANT_TYPE, "assertion": await asyncio.to_thread(_assertion, account)}
+    for attempt in range(GRANT_RETRIES + 1):
+        session, via = _session(proxy)
+        try:
+            async with session, session.post(account.token_uri, data=form, proxy=via, allow_redirects=False,
+                                             headers={"Accept": "application/json"}) as resp:
+                body = await resp.content.read(MAX_ANSWER + 1)
+                status = resp.status
+        except (aiohttp.ClientError, TimeoutError, OSError):
+            status, body = 0, b""
+        if 0 < status < 500 and len(body) <= MAX_ANSWER:
+            return _read_grant(status, body)
+        if attempt == GRANT_RETRIES:
+            break
+    raise _Unreachable()
 
 
 def _exchange_error(exc: Exception) -> GatewayError:
     """A failed exchange, for the caller and the log: the OAuth error code at most (the
     token endpoint's full answer stays out of both)."""
-    from google.auth import exceptions
-
     reason = "no answer"
-    if isinstance(exc, exceptions.RefreshError):
+    if isinstance(exc, _Refused):
         reason = "refused"
-        data = exc.args[1] if len(exc.args) > 1 else None
-        code = data.get("error") if isinstance(data, dict) else None
-        if isinstance(code, str) and _OAUTH_ERROR.fullmatch(code):
-            reason = f"refused: {code}"
-    elif isinstance(exc, exceptions.TransportError):
+        if exc.code is not None and _OAUTH_ERROR.fullmatch(exc.code):
+            reason = f"refused: {exc.code}"
+    elif isinstance(exc, _Unreachable):
         reason = "the token endpoint could not be reached"
     return GatewayError(503, f"the channel's service account got no access token ({reason})",
                         code="channel:token_exchange_failed")
@@ -129,8 +177,8 @@ class TokenCache:
             if entry.token and now < entry.refresh_at:
                 return entry.token  # another request refreshed it while this one waited
             try:
-                token, lasts = await asyncio.to_thread(_fetch, account, proxy)
-            except Exception as exc:  # noqa: BLE001 - google-auth's and the transport's errors, none logged whole
+                token, lasts = await _grant(account, proxy)
+            except Exception as exc:  # noqa: BLE001 - the grant's and the signer's errors, none logged whole
                 err = _exchange_error(exc)
                 log.warning("service account %s: %s", account.client_email, err.message)
                 if entry.token and now < entry.expires_at:
