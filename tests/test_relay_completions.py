@@ -21,6 +21,7 @@ from faregate_adapter_openai.testing import FakeOpenAI, Fault
 from faregate_adapter_openai.testing.answers import Recorder
 from faregate_adapter_openai.testing.completions import COMPLETION_PREFIX
 from faregate_adapter_openai.testing.schema import validate, validate_error
+from faregate_adapter_openai.testing.server import DEEPSEEK
 
 MODEL = "gpt-3.5-turbo-instruct"
 RATIO, COMPLETION = 0.75, 1.33  # new-api's ratios of gpt-3.5-turbo-instruct
@@ -301,19 +302,31 @@ async def test_a_client_leaving_mid_stream_is_billed_on_the_upstreams_usage(clie
 
 async def test_which_channel_types_serve_completions(gateway: Any, admin: Any, fake_openai: Any,
                                                      fake_anthropic: Any) -> None:
-    """DeepSeek (43) serves them at its FIM beta path; an Anthropic channel never does."""
+    """DeepSeek (43) serves them at its FIM beta path (the fake made DeepSeek answers there only,
+    with DeepSeek's field list); an Anthropic channel never does."""
     await prices(admin)
+    # priced, so that the endpoint is what refuses it (a stored ModelRatio may replace the defaults)
+    await admin.set_option("ModelRatio", {MODEL: RATIO, "deepseek-chat": 0.135, "claude-sonnet-4-5": 1.0})
     await admin.add_channel(base_url=fake_anthropic.base_url, models=f"claude-sonnet-4-5,{MODEL}", type=14,
                             name="anthropic", priority=10)
     await admin.add_channel(base_url=fake_openai.base_url, models=MODEL, name="openai")
-    await admin.add_channel(base_url=fake_openai.base_url, models="deepseek-chat", type=43, name="ds")
     key = await admin.add_token(remain_quota=5_000_000)
-    async with openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0) as sdk:
+    async with FakeOpenAI(models=["deepseek-chat"], vendor=DEEPSEEK) as deepseek, \
+            openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0,
+                               _strict_response_validation=True) as sdk:
+        await admin.add_channel(base_url=deepseek.base_url, models="deepseek-chat", type=43, name="ds")
         assert (await sdk.completions.create(model=MODEL, prompt="x")).choices
         assert not fake_anthropic.requests  # the higher-priority Anthropic channel was skipped
         with pytest.raises(openai.BadRequestError) as refused:
             await sdk.completions.create(model="claude-sonnet-4-5", prompt="x")
         assert refused.value.code == "endpoint_not_supported" and "completions" in refused.value.message
-        with pytest.raises(openai.NotFoundError):  # the fake OpenAI has no /beta/completions: it was called there
-            await sdk.completions.create(model="deepseek-chat", prompt="def f(", suffix="return 1")
-    assert fake_openai.requests[-1]["path"] == "/beta/completions"
+        filled = await sdk.completions.create(model="deepseek-chat", prompt="def f(", suffix="return 1", max_tokens=30)
+        assert filled.choices[0].text == (COMPLETION_PREFIX + "def f(" + " … return 1")[:120]
+        assert filled.usage is not None
+        assert [r["path"] for r in deepseek.requests] == ["/beta/completions"]
+        assert deepseek.requests[0]["json"] == {"model": "deepseek-chat", "prompt": "def f(", "suffix": "return 1",
+                                                "max_tokens": 30}
+        assert not deepseek.violations
+    (*_, row) = await consume_logs(gateway)
+    assert (row.model_name, row.prompt_tokens, row.completion_tokens) == (
+        "deepseek-chat", filled.usage.prompt_tokens, filled.usage.completion_tokens)

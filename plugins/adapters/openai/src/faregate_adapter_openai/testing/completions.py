@@ -9,6 +9,10 @@ characters>`` (the filled middle leads to it). It is cut before the first ``stop
 absent, OpenAI's default). ``echo`` puts the prompt before it; ``logprobs`` adds
 4-character tokens at -0.25 each. Usage: prompt tokens ``len(text) // 4 + 1`` (or the
 token count) per prompt, completion tokens ``ceil(len(new text) / 4)`` per choice.
+
+DeepSeek's FIM beta (``POST /beta/completions``, the fake's :data:`~.server.DEEPSEEK`
+vendor) takes fewer fields: :func:`deepseek_problem` refuses the others, a prompt that is
+not one string, and ``max_tokens`` over its 4K.
 """
 
 from __future__ import annotations
@@ -21,12 +25,16 @@ import orjson
 
 from faregate_adapter_openai.testing.errors import error_body
 
-__all__ = ["COMPLETION_PREFIX", "DEFAULT_MAX_TOKENS", "completion_body", "completion_frames", "completion_problem",
-           "prompts_of", "read_completion"]
+__all__ = ["COMPLETION_PREFIX", "DEEPSEEK_FIELDS", "DEFAULT_MAX_TOKENS", "completion_body", "completion_frames",
+           "completion_problem", "deepseek_problem", "prompts_of", "read_completion"]
 
 COMPLETION_PREFIX = " ... and so the fake went on: "
 DEFAULT_MAX_TOKENS = 16
 LOGPROB = -0.25
+#: the fields of DeepSeek's FIM completion request (its API reference), and its output bound
+DEEPSEEK_FIELDS = frozenset({"model", "prompt", "suffix", "echo", "frequency_penalty", "presence_penalty", "logprobs",
+                             "max_tokens", "stop", "stream", "stream_options", "temperature", "top_p"})
+DEEPSEEK_MAX_TOKENS = 4096
 
 
 def prompts_of(prompt: Any) -> list[str]:
@@ -58,6 +66,22 @@ def completion_problem(body: dict[str, Any]) -> bytes | None:
     if body.get("stream_options") is not None and body.get("stream") is not True:
         return error_body(400, "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
                           type="invalid_request_error", param="stream_options", code=None)
+    return None
+
+
+def deepseek_problem(path: str, body: Any) -> str | None:
+    """What DeepSeek's FIM completions refuse beyond OpenAI's schema; None if fine (and for
+    its other endpoints, which take what OpenAI's do)."""
+    if path != "/v1/completions" or not isinstance(body, dict):
+        return None
+    unknown = sorted(set(body) - DEEPSEEK_FIELDS)
+    if unknown:
+        return f"Unrecognized request argument supplied: {unknown[0]}"
+    if not isinstance(body.get("prompt"), str):
+        return "prompt must be a string"
+    max_tokens = body.get("max_tokens")
+    if isinstance(max_tokens, int) and max_tokens > DEEPSEEK_MAX_TOKENS:
+        return f"max_tokens must be at most {DEEPSEEK_MAX_TOKENS}"
     return None
 
 

@@ -27,8 +27,9 @@ SiliconFlow and Moonshot (:mod:`.balances`, :attr:`FakeOpenAI.balances`); anythi
 OpenAI's 404. With a key set, ``Authorization: Bearer <key>`` is required (else OpenAI's 401,
 the key masked).
 
-A :class:`Vendor` makes it another vendor's OpenAI-compatible API (its root, the fields it
-refuses, when it reports a stream's usage); :mod:`.azure` is Azure OpenAI's.
+A :class:`Vendor` makes it another vendor's OpenAI-compatible API (its root, paths of its
+own, the fields it refuses, when it reports a stream's usage); :data:`DEEPSEEK` is DeepSeek's
+(FIM completions at ``/beta/completions``); :mod:`.azure` is Azure OpenAI's.
 
 Every chat request body is validated against OpenAI's published request schema
 (``CreateChatCompletionRequest``, :mod:`.schema`): a violation is answered 400
@@ -49,8 +50,9 @@ answers, ``malformed_json`` sends ``{"id": "x", "choices": [``), plus
 from __future__ import annotations
 
 import datetime
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 import orjson
@@ -70,7 +72,7 @@ from faregate_adapter_openai.testing.errors import auth_error_message, error_bod
 from faregate_adapter_openai.testing.moderations import moderations_body
 from faregate_adapter_openai.testing.responses import compact_body, read_responses, response_body, response_frames
 
-__all__ = ["DEFAULT_MODELS", "FAULT_KINDS", "FakeOpenAI", "Fault", "Vendor"]
+__all__ = ["DEEPSEEK", "DEFAULT_MODELS", "FAULT_KINDS", "FakeOpenAI", "Fault", "Vendor"]
 
 FAULT_KINDS = fake_server.FAULT_KINDS | {"html", "malformed_chunk"}
 DEFAULT_MODELS = ("gpt-4o", "gpt-4o-mini", "gpt-3.5-turbo")
@@ -86,16 +88,21 @@ SCHEMA_CHECKED.update({"/v1/responses": "CreateResponse", "/v1/responses/compact
 @dataclass(frozen=True, slots=True)
 class Vendor:
     """What makes the fake another vendor's OpenAI-compatible API: the root its OpenAI paths
-    live under (Zhipu's ``/api/paas/v4``, Groq's ``/openai/v1``), the body fields it refuses
-    (answered 400 ``Unrecognized request argument supplied`` and recorded as a violation, as
-    a vendor refusing ``stream_options`` does), when a stream ends with a usage chunk
-    (``asked``: as OpenAI, on ``stream_options.include_usage``; ``always``; ``never``), and
-    whether ``GET {root}/models`` lists its models."""
+    live under (Zhipu's ``/api/paas/v4``, Groq's ``/openai/v1``), ``paths`` of its own (a
+    path under the base URL → the OpenAI path it serves, which then answers 404 under the
+    root: DeepSeek's FIM completions), the body fields it refuses (answered 400
+    ``Unrecognized request argument supplied`` and recorded as a violation, as a vendor
+    refusing ``stream_options`` does), ``check``: what else it refuses (``(OpenAI path,
+    body)`` → the reason, answered and recorded the same way), when a stream ends with a
+    usage chunk (``asked``: as OpenAI, on ``stream_options.include_usage``; ``always``;
+    ``never``), and whether ``GET {root}/models`` lists its models."""
 
     root: str = "/v1"
     refuses: frozenset[str] = frozenset()
     usage_chunk: Literal["asked", "always", "never"] = "asked"
     lists_models: bool = True
+    paths: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    check: Callable[[str, Any], str | None] | None = None
 
     def refused_field(self, body: Any) -> str | None:
         if isinstance(body, dict):
@@ -106,6 +113,11 @@ class Vendor:
 
     def stream_usage(self, asked: bool) -> bool:
         return asked if self.usage_chunk == "asked" else self.usage_chunk == "always"
+
+
+#: DeepSeek: OpenAI's paths under ``/v1``, but text completions only as its FIM beta, at
+#: ``/beta/completions`` (where new-api and the gateway send them), with its own field list
+DEEPSEEK = Vendor(paths=MappingProxyType({"/beta/completions": "/v1/completions"}), check=completions.deepseek_problem)
 
 
 class Fault(fake_server.Fault):
@@ -203,16 +215,27 @@ class FakeOpenAI(FakeServer):
             message = auth_error_message(request.headers.get("authorization", ""))
             return response.send(401, error_body(401, message, type="invalid_request_error", code="invalid_api_key"))
         vendor = self.vendor
-        if vendor.root != "/v1":  # another vendor's root: its paths are OpenAI's there, nowhere else
-            if not request.path.startswith(vendor.root + "/"):
+        own = vendor.paths.get(request.path)
+        if own is not None:  # a path of the vendor's own, outside its root
+            request.path = own
+        else:
+            if vendor.root != "/v1":  # another vendor's root: its paths are OpenAI's there, nowhere else
+                if not request.path.startswith(vendor.root + "/"):
+                    return response.send(404, error_body(404, f"Invalid URL ({request.method} {request.path})",
+                                                         type="invalid_request_error", code=None))
+                request.path = "/v1" + request.path[len(vendor.root):]
+            if request.path in vendor.paths.values():  # served at the vendor's own path only
                 return response.send(404, error_body(404, f"Invalid URL ({request.method} {request.path})",
                                                      type="invalid_request_error", code=None))
-            request.path = "/v1" + request.path[len(vendor.root):]
         refused = vendor.refused_field(request.json) if request.method == "POST" else None
         if refused is not None:
             self.violations.append({"path": request.path, "error": f"refused field {refused}", "json": request.json})
             return response.send(400, error_body(400, f"Unrecognized request argument supplied: {refused}",
                                                  type="invalid_request_error", param=refused, code=None))
+        problem = vendor.check(request.path, request.json) if vendor.check and request.method == "POST" else None
+        if problem is not None:
+            self.violations.append({"path": request.path, "error": problem, "json": request.json})
+            return response.send(400, error_body(400, problem, type="invalid_request_error", code=None))
         await self.route(request, response)
 
     async def route(self, request: Request, response: Response) -> None:
