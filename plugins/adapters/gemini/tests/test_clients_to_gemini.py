@@ -115,7 +115,9 @@ async def test_openai_streamed_tool_calls(deployed: Any) -> None:
     assert json.loads(calls[0]["arguments"]) == TOOL_ARGS
 
 
-async def test_openai_reasoning_structured_output_and_billing(deployed: Any) -> None:
+async def test_openai_reasoning_structured_output_and_billing(deployed: Any, ratios: Any) -> None:
+    deployed.fake.cached_tokens = 30
+    await deployed.admin.set_option("CacheRatio", {FLASH: 0.25})
     schema = {"type": "object", "properties": {"reply": {"type": "string"}}, "required": ["reply"]}
     reply = await deployed.openai().chat.completions.create(
         model=FLASH, messages=[{"role": "user", "content": "answer in json"}], reasoning_effort="medium",
@@ -130,9 +132,14 @@ async def test_openai_reasoning_structured_output_and_billing(deployed: Any) -> 
     assert reply.usage is not None and reply.usage.completion_tokens_details is not None
     thoughts = reply.usage.completion_tokens_details.reasoning_tokens
     assert thoughts and thoughts > 0
+    assert reply.usage.prompt_tokens_details and reply.usage.prompt_tokens_details.cached_tokens == 30
     (row,) = await consume_logs(deployed.server)
     assert row.completion_tokens == reply.usage.completion_tokens
     assert json.loads(row.other)["reasoning_tokens"] == thoughts
+    # new-api's charge: the cached part of the prompt at the cache ratio, the thoughts as output
+    ratio, completion = ratios[FLASH]
+    assert row.quota == round((reply.usage.prompt_tokens - 30 + 30 * 0.25 + reply.usage.completion_tokens * completion)
+                              * ratio)
 
 
 async def test_gemini_3_calls_get_a_signature_they_lack(deployed: Any) -> None:

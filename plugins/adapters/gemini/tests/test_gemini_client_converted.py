@@ -163,6 +163,27 @@ async def test_to_anthropic_regular_and_stream_with_the_sdk(deployed: Any, anthr
     assert rows[0].prompt_tokens == usage.prompt_token_count and json.loads(rows[0].other)["cache_tokens"] == 12
 
 
+async def test_to_anthropic_stream_as_a_json_array(deployed: Any, anthropic_channel: FakeAnthropic) -> None:
+    """Without ``alt=sse`` the stream is one JSON array of chunks, converted from Claude's SSE."""
+    resp = await deployed.http().post(f"/v1/models/{CLAUDE}:streamGenerateContent",
+                                      json={"contents": [{"parts": [{"text": "stream it"}]}]},
+                                      headers={"x-goog-api-key": deployed.key})
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith("application/json")
+    assert anthropic_channel.requests[-1]["json"]["stream"] is True
+    chunks = resp.json()
+    assert isinstance(chunks, list) and len(chunks) > 1
+    for chunk in chunks:
+        validate_response(chunk)
+    text = "".join(p.get("text", "") for c in chunks for p in c["candidates"][0]["content"]["parts"])
+    assert text == ANTHROPIC_REPLY + "stream it"
+    assert chunks[-1]["candidates"][0]["finishReason"] == "STOP"
+    (row,) = await consume_logs(deployed.server)
+    usage = chunks[-1]["usageMetadata"]
+    assert row.is_stream and (row.prompt_tokens, row.completion_tokens) == (
+        usage["promptTokenCount"], usage["candidatesTokenCount"])
+    assert row.completion_tokens > 0
+
+
 async def test_to_anthropic_thinking_and_tools(deployed: Any, anthropic_channel: FakeAnthropic) -> None:
     config = types.GenerateContentConfig(
         tools=[WEATHER], automatic_function_calling=MANUAL, max_output_tokens=4096,

@@ -11,7 +11,6 @@ from typing import Any
 import httpx
 import pytest
 
-from faregate.api import Price, Usage, usage_quota
 from faregate.testing.logs import consume_logs, error_logs
 from faregate_adapter_gemini.testing import FLASH, PRO, FakeGemini, Fault
 from faregate_adapter_gemini.testing.fixtures import FAKE_GEMINI_KEY
@@ -58,9 +57,18 @@ async def test_regular_answer_is_the_upstreams_bytes(deployed: Any, version: str
     assert (row.prompt_tokens, row.completion_tokens) == (usage["promptTokenCount"], usage["candidatesTokenCount"])
 
 
+def gemini_quota(usage_metadata: dict[str, Any], ratio: float, completion: float, cache: float) -> int:
+    """new-api's charge of a Gemini answer, from its ``usageMetadata``: the cached part of the
+    prompt (inside ``promptTokenCount``) at the cache ratio, thoughts priced as output."""
+    prompt, cached = usage_metadata["promptTokenCount"], usage_metadata.get("cachedContentTokenCount", 0)
+    output = usage_metadata["candidatesTokenCount"] + usage_metadata.get("thoughtsTokenCount", 0)
+    return round((prompt - cached + cached * cache + output * completion) * ratio)
+
+
 async def test_sse_stream_is_forwarded_as_it_came_and_billed_with_cache_and_thoughts(deployed: Any,
                                                                                      ratios: Any) -> None:
     deployed.fake.cached_tokens = 40
+    await deployed.admin.set_option("CacheRatio", {PRO: 0.25})
     body = {"contents": [{"parts": [{"text": "stream with thinking"}]}],
             "generationConfig": {"thinkingConfig": {"thinkingBudget": 512, "includeThoughts": True}}}
     raw = json.dumps(body).encode()
@@ -80,11 +88,9 @@ async def test_sse_stream_is_forwarded_as_it_came_and_billed_with_cache_and_thou
     other = json.loads(row.other)
     assert row.is_stream and row.prompt_tokens == final["promptTokenCount"]  # cached tokens included
     assert row.completion_tokens == final["candidatesTokenCount"] + final["thoughtsTokenCount"]
-    assert (other["cache_tokens"], other["reasoning_tokens"]) == (40, final["thoughtsTokenCount"])
-    ratio, completion = ratios[PRO]
-    usage = Usage(input_tokens=row.prompt_tokens, output_tokens=row.completion_tokens, cache_read_tokens=40,
-                  reasoning_tokens=final["thoughtsTokenCount"])
-    assert row.quota == usage_quota(Price(model_ratio=ratio, completion_ratio=completion), usage)
+    assert (other["cache_tokens"], other["reasoning_tokens"], other["cache_ratio"]) == (
+        40, final["thoughtsTokenCount"], 0.25)
+    assert row.quota == gemini_quota(final, *ratios[PRO], cache=0.25)
 
 
 async def test_json_array_stream_is_forwarded_as_one_array(deployed: Any) -> None:
@@ -139,9 +145,12 @@ async def test_no_or_wrong_key_is_401_in_geminis_shape(deployed: Any) -> None:
 
 
 async def test_channel_keys_rotate(gateway: Any, admin: Any) -> None:
+    """Polling takes the keys in turn; random draws among the enabled keys: each of them is
+    used, a disabled one never (24 draws of two miss one with a chance of 1 in 8 million)."""
     keys = [f"AIzaRotation{i}Key0123456789abcdefgh" for i in range(3)]
-    async with FakeGemini(key=keys[0], extra_keys=keys[1:]) as fake:
-        await admin.set_option("ModelRatio", {FLASH: 0.15})
+    drawn = [f"AIzaRandomDraw{i}Key0123456789abcdef" for i in range(3)]
+    async with FakeGemini(key=keys[0], extra_keys=[*keys[1:], *drawn]) as fake:
+        await admin.set_option("ModelRatio", {FLASH: 0.15, "gemini-drawn": 0.15})
         channel = {"type": 24, "key": "\n".join(keys), "name": "multi", "base_url": fake.base_url, "models": FLASH,
                    "group": "default"}
         await admin.ok("POST", "/api/channel/", json={"mode": "multi_to_single", "multi_key_mode": "polling",
@@ -153,6 +162,19 @@ async def test_channel_keys_rotate(gateway: Any, admin: Any) -> None:
                                        headers={"x-goog-api-key": key})
                 assert resp.status_code == 200, resp.text
         assert fake.keys_seen == {k: 2 for k in keys}
+        random_channel = {**channel, "key": "\n".join(drawn), "name": "drawn", "models": "gemini-drawn",
+                          "model_mapping": json.dumps({"gemini-drawn": FLASH})}
+        channel_id = await admin.ok("POST", "/api/channel/", json={
+            "mode": "multi_to_single", "multi_key_mode": "random", "channel": random_channel})
+        await admin.ok("POST", "/api/channel/multi_key/manage", json={"channel_id": channel_id,
+                                                                       "action": "disable_key", "key_index": 1})
+        fake.keys_seen.clear()
+        async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+            for _ in range(24):
+                resp = await http.post("/v1beta/models/gemini-drawn:generateContent", content=RAW,
+                                       headers={"x-goog-api-key": key})
+                assert resp.status_code == 200, resp.text
+        assert set(fake.keys_seen) == {drawn[0], drawn[2]} and sum(fake.keys_seen.values()) == 24
         assert fake.violations == []
 
 
