@@ -50,6 +50,39 @@ json_objects = st.dictionaries(st.text(min_size=1, max_size=8),
                                             max_leaves=8), max_size=4)
 images = st.builds(lambda data: {"inlineData": {"mimeType": "image/png", "data": data}},
                    st.binary(min_size=1, max_size=9).map(lambda b: base64.b64encode(b).decode()))
+#: Gemini's current harm categories and the thresholds a channel may set ("" sends none)
+CATEGORIES = ("HARM_CATEGORY_HARASSMENT", "HARM_CATEGORY_HATE_SPEECH", "HARM_CATEGORY_SEXUALLY_EXPLICIT",
+              "HARM_CATEGORY_DANGEROUS_CONTENT")
+THRESHOLDS = ("BLOCK_NONE", "BLOCK_ONLY_HIGH", "BLOCK_MEDIUM_AND_ABOVE", "BLOCK_LOW_AND_ABOVE", "OFF")
+safety_settings = st.lists(st.builds(lambda c, t: {"category": c, "threshold": t}, st.sampled_from(CATEGORIES),
+                                     st.sampled_from(THRESHOLDS)), min_size=1, max_size=3)
+#: tool parameters as JSON Schema (what ``parametersJsonSchema`` takes as it is)
+json_schemas = st.dictionaries(names, st.sampled_from(["string", "integer", "number", "boolean"]).map(
+    lambda t: {"type": t}), max_size=3).flatmap(lambda props: st.builds(
+        lambda required: {"type": "object", "properties": props, **({"required": required} if required else {})},
+        st.lists(st.sampled_from(sorted(props)), unique=True) if props else st.just([])))
+
+
+@st.composite
+def tooling(draw: st.DrawFn) -> dict[str, Any]:
+    """Function declarations (JSON Schema parameters) and, maybe, how they may be called:
+    the tool choices the canonical model can say (AUTO, NONE, ANY, ANY of one function)."""
+    declarations = []
+    for name in draw(st.lists(names, min_size=1, max_size=3, unique=True)):
+        declaration: dict[str, Any] = {"name": name}
+        if draw(st.booleans()):
+            declaration["description"] = draw(text)
+        if draw(st.booleans()):
+            declaration["parametersJsonSchema"] = draw(json_schemas)
+        declarations.append(declaration)
+    out: dict[str, Any] = {"tools": [{"functionDeclarations": declarations}]}
+    mode = draw(st.sampled_from([None, "AUTO", "NONE", "ANY", "one"]))
+    if mode == "one":
+        only = draw(st.sampled_from([d["name"] for d in declarations]))
+        out["toolConfig"] = {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [only]}}
+    elif mode is not None:
+        out["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
+    return out
 
 
 @st.composite
@@ -88,6 +121,10 @@ def conversations(draw: st.DrawFn) -> dict[str, Any]:
     body: dict[str, Any] = {"contents": contents}
     if draw(st.booleans()):
         body["systemInstruction"] = {"parts": [{"text": draw(text)}]}
+    if draw(st.booleans()):
+        body.update(draw(tooling()))
+    if draw(st.booleans()):
+        body["safetySettings"] = draw(safety_settings)  # the client's: the channel's setting replaces them
     config = draw(st.fixed_dictionaries({}, optional={
         "temperature": st.floats(0, 2), "topP": st.floats(0, 1), "topK": st.integers(1, 100),
         "maxOutputTokens": st.integers(1, 10_000), "stopSequences": st.lists(text, min_size=1, max_size=5),
@@ -105,12 +142,68 @@ def conversations(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @FAST
-@given(body=conversations())
-def test_gemini_requests_survive_the_canonical_model(body: dict[str, Any]) -> None:
+@given(body=conversations(), threshold=st.none() | st.just("") | st.sampled_from(THRESHOLDS))
+def test_gemini_requests_survive_the_canonical_model(body: dict[str, Any], threshold: str | None) -> None:
+    """Everything comes back as it was, but the safety settings: a converted request carries
+    the channel's ``safety_threshold`` for every category (none when it is ""; new-api's
+    BLOCK_NONE when the channel sets none), whatever the client's were."""
     assert request_problem("generateContent", body) is None  # the strategy makes only valid requests
     canonical = requests.parse_request(body, "gemini-2.5-flash", False)
+    again = requests.render_request(canonical, "gemini-2.5-flash", {} if threshold is None
+                                    else {"safety_threshold": threshold})
+    expected = {key: value for key, value in body.items() if key != "safetySettings"}
+    if threshold != "":
+        expected["safetySettings"] = [{"category": c, "threshold": threshold or "BLOCK_NONE"} for c in CATEGORIES]
+    assert again == expected
+    assert request_problem("generateContent", again) is None
+
+
+@st.composite
+def gemini_schemas(draw: st.DrawFn, depth: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A Gemini ``Schema`` (OpenAPI's subset, upper-case types) and the JSON Schema it means."""
+    kind = draw(st.sampled_from(["STRING", "INTEGER", "NUMBER", "BOOLEAN"] + (["OBJECT", "ARRAY"] if depth < 2
+                                                                             else [])))
+    schema: dict[str, Any] = {"type": kind}
+    meant: dict[str, Any] = {"type": kind.lower()}
+    if kind == "OBJECT":
+        props = draw(st.dictionaries(names, gemini_schemas(depth + 1), max_size=3))
+        schema["properties"] = {name: pair[0] for name, pair in props.items()}
+        meant["properties"] = {name: pair[1] for name, pair in props.items()}
+        if props and draw(st.booleans()):
+            schema["required"] = meant["required"] = sorted(props)[:1]
+            schema["propertyOrdering"] = sorted(props)  # Gemini's alone: not JSON Schema
+    elif kind == "ARRAY":
+        schema["items"], meant["items"] = draw(gemini_schemas(depth + 1))
+    elif kind == "STRING" and draw(st.booleans()):
+        schema["enum"] = meant["enum"] = draw(st.lists(names, min_size=1, max_size=3, unique=True))
+    if draw(st.booleans()):
+        schema["description"] = meant["description"] = draw(text)
+    if draw(st.booleans()):
+        schema["nullable"] = True
+        meant["type"] = [kind.lower(), "null"]
+    return schema, meant
+
+
+@FAST
+@given(parameters=gemini_schemas(), answer=gemini_schemas())
+def test_gemini_schemas_go_on_as_json_schema(parameters: tuple[dict[str, Any], dict[str, Any]],
+                                            answer: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    """``parameters`` and ``responseSchema`` (Gemini's OpenAPI subset) reach any channel as the
+    JSON Schema they mean; a Gemini channel gets it in ``parametersJsonSchema`` /
+    ``responseJsonSchema``."""
+    params = {**parameters[0], "type": "OBJECT"}
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+            "tools": [{"functionDeclarations": [{"name": "f", "parameters": params}]}],
+            "generationConfig": {"responseMimeType": "application/json", "responseSchema": answer[0]}}
+    assert request_problem("generateContent", body) is None
+    canonical = requests.parse_request(body, "gemini-2.5-flash", False)
+    meant = {**parameters[1], "type": ["object", "null"] if params.get("nullable") else "object"}
+    assert canonical.tools[0].parameters == meant
+    assert canonical.response_format == {"type": "json_schema", "json_schema": {"name": "response",
+                                                                                 "schema": answer[1]}}
     again = requests.render_request(canonical, "gemini-2.5-flash", QUIET)
-    assert again == body
+    assert again["generationConfig"]["responseJsonSchema"] == answer[1]
+    assert again["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"] == {"type": "object", **meant}
 
 
 @st.composite
