@@ -259,8 +259,12 @@ def unable_channels(ex: Exchange, op: Operation) -> set[int]:
 
 
 def cannot_serve(ex: Exchange, op: Operation, channel_type: int, provider: Provider | None) -> GatewayError:
+    """Why a channel of ``channel_type`` cannot take the request, naming the endpoint: a 400
+    when its provider does not serve it, a 503 (the operator's to fix) when no installed
+    plugin serves the type at all."""
     if provider is None:
-        return GatewayError(503, f"channel type {channel_type} has no provider plugin loaded",
+        return GatewayError(503, f"no channel for model `{ex.model}` can serve the {op.endpoint} endpoint: "
+                                 f"channel type {channel_type} has no provider plugin installed",
                             code="channel:invalid_type")
     return GatewayError(400, f"no channel for model `{ex.model}` serves the {op.endpoint} endpoint "
                              f"(channel type {channel_type}, {provider.name}, does not)",
