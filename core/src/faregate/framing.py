@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterator, Mapping
+import struct
+import zlib
+from collections.abc import Iterator
 from typing import Protocol
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024
@@ -233,28 +235,92 @@ class JSONLinesSplitter:
 
 
 class AWSEventStreamSplitter:
-    """Binary ``application/vnd.amazon.eventstream`` messages, decoded (CRCs checked) by
-    botocore's own parser; ``event`` is the ``:event-type`` header, ``raw`` the payload
-    (no client speaks this framing, so nothing forwards it byte for byte). botocore
-    comes with the adapters that need it."""
+    """Binary ``application/vnd.amazon.eventstream`` messages (AWS's documented framing: a
+    prelude of the total and headers lengths and their CRC32, typed headers, the payload,
+    the CRC32 of the whole), decoded with the standard library, both checksums checked;
+    ``event`` is the ``:event-type`` header (``:exception-type`` for an error),
+    ``raw`` the payload (no client speaks this framing, so nothing forwards it byte for
+    byte). A message over botocore's own bounds (128 KiB of headers, 16 MiB of payload) is
+    refused before it is buffered."""
 
     def __init__(self) -> None:
-        from botocore.eventstream import EventStreamBuffer
-
-        self._buffer = EventStreamBuffer()
+        self._buf = bytearray()
 
     def feed(self, chunk: bytes) -> Iterator[Event]:
-        from botocore.eventstream import ParserError
+        buf = self._buf
+        buf += chunk
+        start = 0
+        while len(buf) - start >= _AWS_PRELUDE.size:
+            total, headers_length, prelude_crc = _AWS_PRELUDE.unpack_from(buf, start)
+            if zlib.crc32(buf[start:start + 8]) != prelude_crc:
+                raise FramingError("bad AWS event-stream message: its prelude checksum does not match")
+            if headers_length > MAX_AWS_HEADERS or total < _AWS_OVERHEAD + headers_length \
+                    or total - headers_length - _AWS_OVERHEAD > MAX_AWS_PAYLOAD:
+                raise FramingError("bad AWS event-stream message: its lengths are out of bounds")
+            if len(buf) - start < total:
+                break
+            end = start + total
+            (message_crc,) = _AWS_CRC.unpack_from(buf, end - 4)
+            if zlib.crc32(buf[start:end - 4]) != message_crc:
+                raise FramingError("bad AWS event-stream message: its checksum does not match")
+            first = start + _AWS_PRELUDE.size
+            headers = _aws_headers(bytes(buf[first:first + headers_length]))
+            payload = bytes(buf[first + headers_length:end - 4])
+            start = end
+            name = headers.get(":event-type") or headers.get(":exception-type")
+            yield payload, str(name) if name is not None else None, payload
+        if start:
+            del buf[:start]
 
-        self._buffer.add_data(chunk)
-        try:
-            for message in self._buffer:
-                # botocore-stubs declare ``headers`` an int; botocore sets the parsed headers dict
-                headers: Mapping[str, object] = message.headers  # type: ignore[assignment]
-                name = headers.get(":event-type") or headers.get(":exception-type")
-                yield message.payload, str(name) if name is not None else None, message.payload
-        except ParserError as exc:
-            raise FramingError(f"bad AWS event-stream message: {type(exc).__name__}") from None
+
+#: the prelude (total length, headers length, their CRC32) and the message's CRC32, big-endian
+_AWS_PRELUDE = struct.Struct(">III")
+_AWS_CRC = struct.Struct(">I")
+_AWS_OVERHEAD = _AWS_PRELUDE.size + _AWS_CRC.size
+MAX_AWS_HEADERS = 128 * 1024
+MAX_AWS_PAYLOAD = 16 * 1024 * 1024
+#: header value types of a fixed size: true, false (no bytes), byte, short, integer, long,
+#: timestamp (milliseconds), UUID
+_AWS_FIXED: dict[int, struct.Struct | None] = {0: None, 1: None, 2: struct.Struct(">b"), 3: struct.Struct(">h"),
+                                               4: struct.Struct(">i"), 5: struct.Struct(">q"),
+                                               8: struct.Struct(">q")}
+_AWS_BYTES, _AWS_STRING, _AWS_UUID = 6, 7, 9
+
+
+def _aws_headers(data: bytes) -> dict[str, object]:
+    """A message's headers: each a name (1-byte length), a type, and its value."""
+    headers: dict[str, object] = {}
+    i = 0
+    try:
+        while i < len(data):
+            size = data[i]
+            name = data[i + 1:i + 1 + size].decode()
+            kind = data[i + 1 + size]
+            i += 2 + size
+            value: object
+            if kind in _AWS_FIXED:
+                shape = _AWS_FIXED[kind]
+                if shape is None:
+                    value = kind == 0
+                else:
+                    (value,) = shape.unpack_from(data, i)
+                    i += shape.size
+            elif kind in (_AWS_BYTES, _AWS_STRING):
+                (length,) = struct.unpack_from(">H", data, i)
+                raw = data[i + 2:i + 2 + length]
+                if len(raw) != length:
+                    raise ValueError("a header value past the headers")
+                value = raw.decode() if kind == _AWS_STRING else raw
+                i += 2 + length
+            elif kind == _AWS_UUID and i + 16 <= len(data):
+                value = data[i:i + 16]
+                i += 16
+            else:
+                raise ValueError("an unknown header value type")
+            headers[name] = value
+    except (IndexError, ValueError, struct.error):  # incl. UnicodeDecodeError
+        raise FramingError("bad AWS event-stream message: its headers cannot be read") from None
+    return headers
 
 
 # ---- whole messages (WebSocket) ----------------------------------------------------------

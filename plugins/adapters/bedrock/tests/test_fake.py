@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from botocore.config import Config
+from botocore.eventstream import EventStreamBuffer
 from botocore.exceptions import ClientError
 from botocore.session import get_session
 
@@ -154,6 +155,11 @@ async def test_the_core_splitter_reads_the_fakes_frames_and_refuses_corrupted_on
         assert {name for _, name, _ in events} == {"chunk"}
         decoded = [json.loads(base64.b64decode(json.loads(payload)["bytes"])) for _, _, payload in events]
         assert decoded[-1]["type"] == "message_stop"
+    # the core's own decoder (the standard library's) reads what botocore's reads
+    buffer = EventStreamBuffer()
+    buffer.add_data(data)
+    by_botocore = [(m.headers[":event-type"], m.payload) for m in buffer]  # type: ignore[index]
+    assert by_botocore == [(name, payload) for _, name, payload in _split(data, len(data))]
     corrupted = bytearray(data)
     corrupted[len(data) // 2] ^= 0xFF
     with pytest.raises(FramingError):
