@@ -221,7 +221,8 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("DisplayInCurrencyEnabled", "true", "Show quota as money in the UI.", specs.boolean),
     OptionSpec("DisplayTokenStatEnabled", "true", "The OpenAI billing endpoints (/dashboard/billing/…) report "
                "the calling key's quota; off: its owner's.", specs.boolean),
-    OptionSpec("USDExchangeRate", "7.3", "Units of CNY per US dollar, for the CNY display type.",
+    OptionSpec("USDExchangeRate", "7.3", "Units of CNY per US dollar, for the CNY display type and the channel "
+               "balances vendors report in yuan.",
                specs.number(0.0001, 1e6)),
     OptionSpec("general_setting.custom_currency_exchange_rate", "1", "Units of the custom currency per US "
                "dollar, for the CUSTOM display type.", specs.number(0.0001, 1e6)),
