@@ -58,11 +58,24 @@ async def _traffic(proc: GatewayProcess, key: str, fake: FakeOpenAI) -> str:
     return str(raw.headers["x-request-id"])
 
 
+async def _auto_disable(proc: GatewayProcess, key: str, fake: FakeOpenAI) -> str:
+    """A channel's key refused by the upstream (401, the key echoed): the channel is
+    disabled and the request fails over to the other one. The log, once the line is in."""
+    client = openai.AsyncOpenAI(base_url=proc.base_url + "/v1", api_key=key, max_retries=0)
+    fake.fail_next(401, f"Incorrect API key provided: {UPSTREAM_KEY}")
+    await client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "dead key"}])
+    for _ in range(50):
+        if "disabled automatically" in proc.logs():
+            break
+        await asyncio.sleep(0.1)
+    return proc.logs()
+
+
 async def test_json_mode_writes_only_json(served: Served) -> None:
     async with FakeOpenAI(api_key=UPSTREAM_KEY) as fake:
         proc, key = await served(fake, FAREGATE_LOG_FORMAT="json")
         first_id = await _traffic(proc, key, fake)
-        text = proc.logs()
+        text = await _auto_disable(proc, key, fake)
     lines = [line for line in text.splitlines() if line.strip()]
     records = [json.loads(line) for line in lines]  # every line is JSON, Hypercorn's too
     assert any(r["logger"] == "hypercorn.error" for r in records)
@@ -77,6 +90,11 @@ async def test_json_mode_writes_only_json(served: Served) -> None:
     assert refused and refused[0]["end_reason"] and refused[0]["user_id"] == 0
     cause = [r for r in records if r["level"] == "WARNING" and "answered 500" in r["message"]]
     assert cause and cause[0]["request_id"], "the failure is logged with its request id"
+    # the auto-disable line says why, in the upstream's words, without the key it echoed
+    disabled = [r for r in records if "disabled automatically" in r["message"]]
+    assert len(disabled) == 1 and disabled[0]["level"] == "WARNING", disabled
+    assert "upstream answered 401" in disabled[0]["message"]
+    assert "(invalid_api_key): Incorrect API key provided: " in disabled[0]["message"]
     assert UPSTREAM_KEY not in text and key not in text and key.removeprefix("sk-") not in text
 
 
@@ -121,3 +139,50 @@ def test_configure_routes_warnings_and_uncaught(tmp_path: Path) -> None:
     assert records[0]["request_id"] == "req-1" and "sk-abcdefghijklmnop" not in records[0]["message"]
     assert any(r["logger"] == "py.warnings" for r in records)
     assert records[-1]["level"] == "CRITICAL" and "RuntimeError: boom" in records[-1]["exc_info"]
+
+
+def _configured(sink: object, **options: object) -> Callable[[], None]:
+    """Configure process logging into ``sink``; the undo (what the test process had)."""
+    import sys
+
+    saved = logging.getLogger().handlers[:], logging.getLogger().level, sys.excepthook
+
+    def restore() -> None:
+        logs.stop()
+        root = logging.getLogger()
+        root.handlers, root.level = saved[0], saved[1]
+        sys.excepthook = saved[2]
+        logging.captureWarnings(False)
+
+    logs.configure("info", str(options.pop("fmt", "json")), stream=sink, **options)  # type: ignore[arg-type]
+    return restore
+
+
+def test_a_blocked_writer_drops_lines_and_counts_them() -> None:
+    """stderr blocked (a full pipe): the queue stops at its bound instead of growing,
+    and once the writer can write again one warning says how many lines were dropped."""
+    import io
+    import threading
+
+    class Blocked(io.StringIO):
+        def __init__(self) -> None:
+            super().__init__()
+            self.open = threading.Event()
+
+        def write(self, text: str) -> int:
+            self.open.wait(10)
+            return super().write(text)
+
+    sink = Blocked()
+    restore = _configured(sink, fmt="text", max_queued=5)
+    try:
+        for n in range(50):
+            logging.getLogger("faregate.test").info("line %d", n)
+        sink.open.set()
+        logs.stop()
+    finally:
+        restore()
+    written = re.findall(r"faregate\.test: line \d+", sink.getvalue())
+    reported = re.findall(r"WARNING faregate\.logs: (\d+) log line\(s\) dropped", sink.getvalue())
+    assert len(written) <= 6, "at most the bound, and the one the writer held"
+    assert len(reported) == 1 and len(written) + int(reported[0]) == 50

@@ -234,7 +234,7 @@ def worker_main(config: Config, sockets: Sockets, shutdown: EventType, master_pi
     from faregate.settings import CORE_SETTINGS, Settings
 
     core = Settings(CORE_SETTINGS)  # the master validated them and passed its flags on in the environment
-    logs.configure(core.log_level, core.log_format)
+    logs.configure_from(core)
     app = wrap_app(create_app(), config.wsgi_max_body_size, "asgi")
 
     async def until_shutdown() -> None:

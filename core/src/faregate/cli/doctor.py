@@ -1,5 +1,7 @@
 """``faregate doctor``: check that this configuration can serve (settings, plugins, data
-directory, database and migrations, Redis, channels whose type no plugin serves)."""
+directory, database and migrations, Redis, channels whose type no plugin serves). A
+driver's error is told as its class and message with credentials masked: drivers put
+their connection parameters (a DSN, a password) in their messages."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from faregate.cli.runtime import load_gateway
+from faregate.observe.causes import describe_failure, scrub, url_secrets
 
 if TYPE_CHECKING:
     from faregate.gateway import Gateway
@@ -26,7 +29,7 @@ def doctor() -> None:
     gateway = load_gateway()  # a bad setting stops here with its one line
     results.append((OK, "settings", "every setting is valid"))
     for report in gateway.plugins.errors:
-        results.append((FAIL, f"plugin {report.name}", report.error or "failed"))
+        results.append((FAIL, f"plugin {report.name}", scrub(report.error or "failed to load")))
     if not gateway.plugins.errors:
         loaded = [r.name for r in gateway.plugins.reports if not r.builtin]
         results.append((OK, "plugins", ", ".join(loaded) or "no plugins beyond the built-in ones"))
@@ -65,7 +68,8 @@ async def _services(gateway: Gateway) -> list[tuple[str, str, str]]:
 
         await connections.get("default").execute_query("SELECT 1")  # connections open lazily
     except Exception as exc:  # noqa: BLE001 - reported, whatever the driver raises
-        results.append((FAIL, "database", f"{gateway.backend.name} unreachable: {type(exc).__name__}: {exc}"))
+        cause = describe_failure(exc, url_secrets(gateway.db_url))
+        results.append((FAIL, "database", f"{gateway.backend.name} unreachable: {cause}"))
         with contextlib.suppress(Exception):
             await storage.close_storage()
     else:
@@ -96,11 +100,14 @@ async def _redis(url: str) -> tuple[str, str, str]:
         return OK, "redis", "not configured (one host: changes travel through the data dir's epoch file)"
     import redis.asyncio as aioredis
 
-    client = aioredis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+    try:
+        client = aioredis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+    except ValueError as exc:  # a URL redis-py cannot read (scheme, port)
+        return FAIL, "redis", f"bad URL: {describe_failure(exc, url_secrets(url))}"
     try:
         await client.ping()
     except Exception as exc:  # noqa: BLE001 - reported
-        return FAIL, "redis", f"unreachable: {type(exc).__name__}: {exc}"
+        return FAIL, "redis", f"unreachable: {describe_failure(exc, url_secrets(url))}"
     finally:
         await client.aclose()
     return OK, "redis", "answers"

@@ -59,7 +59,7 @@ def serve(**flags: Any) -> None:
 
     export_flags(flags)  # flags win over the environment, in this process and in its workers
     core = Settings(CORE_SETTINGS)
-    logs.configure(core.log_level, core.log_format)  # before anything else can write a line
+    logs.configure_from(core)  # before anything else can write a line
     gateway = load_gateway()
     settings = gateway.settings
     if settings.migrate and settings.node_type == "master":  # a slave, or FAREGATE_MIGRATE=0: a deploy step does

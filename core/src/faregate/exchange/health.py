@@ -31,6 +31,8 @@ MAX_ERROR_BODY = 1 << 20
 MAX_KEY_ROTATIONS = 3
 #: conditional writes of a key's state retried when the channel changed meanwhile
 WRITE_ATTEMPTS = 3
+#: a disable reason (logged, kept in a multi-key channel's key state) is cut to this length
+MAX_REASON = 300
 
 
 async def upstream_error(ex: Exchange, provider: Provider, resp: UpstreamResponse,
@@ -108,12 +110,13 @@ def judge_answer(ex: Exchange, channel: ChannelEntry, key: str, status: int, err
     per_key = channel.multi_key
     if options.should_disable(status, err):
         if channel.auto_ban and options.auto_disable:
+            reason = disable_reason(status, err)
             if per_key:
-                disable_key(gw, channel, key, f"upstream answered {status}")
+                disable_key(gw, channel, key, reason)
                 return True
             gw.snapshot.drop_channel(channel.id)  # this worker stops routing to it now
             gw.breakers.forget(channel.id)
-            gw.spawn(gw.disable_channel(channel.id, f"upstream answered {status}"))
+            gw.spawn(gw.disable_channel(channel.id, reason))
             return False
         # a dead key the operator keeps enabled: skip it for a while rather than every request
         trip(gw, channel, key if per_key else CHANNEL, f"upstream answered {status} ({err.code})")
@@ -124,6 +127,15 @@ def judge_answer(ex: Exchange, channel: ChannelEntry, key: str, status: int, err
     if status >= 500:
         trip(gw, channel, CHANNEL, f"upstream answered {status}", err.retry_after)
     return False
+
+
+def disable_reason(status: int, err: GatewayError) -> str:
+    """Why a channel (or key) was disabled, for the log line and the key's recorded reason:
+    the status, the error's code and the upstream's words (the channel's keys redacted
+    by :func:`faregate.errors.shield`), one line of at most :data:`MAX_REASON` characters."""
+    said = " ".join((err.detail or err.message or "").split())
+    reason = f"upstream answered {status}" + (f" ({err.code})" if err.code else "") + (f": {said}" if said else "")
+    return reason if len(reason) <= MAX_REASON else reason[:MAX_REASON - 1] + "…"
 
 
 def disable_key(gw: Gateway, channel: ChannelEntry, key: str, reason: str) -> None:

@@ -8,6 +8,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from faregate.errors import GatewayError
+from faregate.observe.causes import describe_failure
 
 if TYPE_CHECKING:
     from faregate.contracts import EndpointDriver
@@ -37,14 +38,16 @@ async def _run(driver: EndpointDriver, ex: Exchange) -> Outcome:
         ex.fail(GatewayError(499, "the client closed the connection before the answer", code="client_gone"))
         ex.finish(499, "client_gone")
         raise
-    except Exception:
+    except Exception as exc:
         if ex.reservation is None:
             # before the reservation, what fails is the database (catch-up, lease): never
-            # relay without a reservation
-            log.exception("could not prepare request %s", ex.request_id)
+            # relay without a reservation. The cause is in the line itself (credentials
+            # masked), not only in the traceback an operator's log search may not show
+            log.exception("could not prepare request %s, answered 503 db_unavailable: %s", ex.request_id,
+                          describe_failure(exc))
             failure = GatewayError(503, "the gateway cannot reach its database", code="db_unavailable")
         else:
-            log.exception("relay failed (request %s)", ex.request_id)
+            log.exception("relay failed (request %s): %s", ex.request_id, describe_failure(exc))
             failure = GatewayError(500, "internal error", type="new_api_error", code="internal_error")
             ex.fail(failure)
         return ex.error(failure)
