@@ -17,6 +17,7 @@ import pytest
 
 from faregate import jsonutil
 from faregate.db import models as m
+from faregate.testing.harness import AdminClient
 from faregate_adapter_openai.testing import FakeOpenAI, Fault
 from faregate_adapter_openai.testing.answers import Recorder
 from faregate_adapter_openai.testing.completions import COMPLETION_PREFIX
@@ -216,12 +217,21 @@ async def test_bad_input_is_a_400_naming_the_field(client: Any, gateway: Any, fa
     assert await consume_logs(gateway) == []
 
 
-async def test_an_answer_without_usage_is_billed_on_the_estimate(client: Any, gateway: Any,
-                                                                 fake_openai: Any) -> None:
+async def test_an_answer_without_usage_is_billed_on_the_estimate(make_gateway: Any, fake_openai: Any) -> None:
+    """The estimator's rule, on a gateway without a tokenizer plugin (with one that knows the model,
+    its exact count: tests/test_token_counting.py)."""
+    gateway = await make_gateway(plugins=["faregate-adapter-openai"])
+    admin = AdminClient(gateway.base_url)
+    await admin.setup_root()
+    await prices(admin)
+    await admin.add_channel(base_url=fake_openai.base_url, models=MODEL)
     answer = {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": MODEL,
               "choices": [{"text": "x" * 40, "index": 0, "logprobs": None, "finish_reason": "stop"}]}
     fake_openai.push_fault(Fault("status", status=200, body=jsonutil.dumps(answer)))
-    completion = await client.completions.create(model=MODEL, prompt="y" * 80)
+    async with openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=await admin.add_token(), max_retries=0,
+                                  _strict_response_validation=True) as client:
+        completion = await client.completions.create(model=MODEL, prompt="y" * 80)
+    await admin.close()
     assert completion.choices[0].text == "x" * 40
     (row,) = await consume_logs(gateway)
     assert (row.prompt_tokens, row.completion_tokens) == (20, 10)  # 4 characters a token
