@@ -32,6 +32,9 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     for name in list(os.environ):
         if name.startswith("FAREGATE_") and not name.startswith("FAREGATE_TEST_"):
             monkeypatch.delenv(name)
+    for name in ("FAREGATE_CONFIG", "FAREGATE_PORT", "FAREGATE_WORKERS", "FAREGATE_ACCESS_LOG"):
+        monkeypatch.setenv(name, "")  # flags given in this process set these: removed again afterwards
+        monkeypatch.delenv(name)
     values = {"FAREGATE_DATA_DIR": str(tmp_path / "data"), "FAREGATE_ADMIN_PASSWORD": PASSWORD}
     for name, value in values.items():
         monkeypatch.setenv(name, value)
@@ -83,6 +86,26 @@ def test_config_file_flag(env: dict[str, str], tmp_path: Path) -> None:
     config.write_text("port = 4123\n")
     doc = json.loads(run("--config", str(config), "config", "show", "--json").output)
     assert doc["port"] == {"value": 4123, "origin": f"config file {config}", "env": "FAREGATE_PORT"}
+    assert doc["config"]["origin"] == "command line --config"  # not the variable the flag is passed on in
+    text = run("--config", str(config), "config", "show").output
+    assert re.search(r"^config\s+\S+faregate\.toml\s+\(command line --config\)$", text, re.M)
+
+
+def test_flags_are_told_as_the_command_line(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``serve``'s flags reach its workers as FAREGATE_<NAME> variables, yet their origin
+    (and a refusal) names the flag; a variable changed since is the environment's again."""
+    from faregate.cli.runtime import export_flags
+    from faregate.settings import CORE_SETTINGS, SettingError, Settings
+
+    export_flags({"port": 4124, "access_log": False, "host": None})
+    settings = Settings(CORE_SETTINGS)
+    assert settings.port == 4124 and settings.origin("port") == "command line --port"
+    assert settings.origin("access_log") == "command line --no-access-log" and settings.origin("host") == "default"
+    monkeypatch.setenv("FAREGATE_PORT", "4125")
+    assert Settings(CORE_SETTINGS).origin("port") == "env FAREGATE_PORT"
+    export_flags({"workers": "many"})
+    with pytest.raises(SettingError, match=r"^--workers='many' is not valid"):
+        Settings(CORE_SETTINGS)
 
 
 def test_a_bad_setting_is_one_line(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,6 +114,30 @@ def test_a_bad_setting_is_one_line(env: dict[str, str], monkeypatch: pytest.Monk
                           timeout=60)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert proc.stderr.startswith("faregate: FAREGATE_LOG_LEVEL='loud' is not valid")
+
+
+def test_a_bad_setting_is_a_json_line_in_json_mode(env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path) -> None:
+    """FAREGATE_LOG_FORMAT=json: every line the process writes is JSON, this one too,
+    whether JSON was asked for in the environment or in the config file."""
+    monkeypatch.setenv("FAREGATE_LOG_LEVEL", "loud")
+    config = tmp_path / "json.toml"
+    config.write_text('log_format = "json"\nport = 4000\n')
+    for args, log_format in ((["config", "show"], "json"), (["--config", str(config), "config", "show"], None)):
+        if log_format:
+            monkeypatch.setenv("FAREGATE_LOG_FORMAT", log_format)
+        else:
+            monkeypatch.delenv("FAREGATE_LOG_FORMAT")
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2 and result.stdout == ""
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1, result.stderr
+        record = json.loads(lines[0])
+        assert record["level"] == "ERROR" and record["logger"] == "faregate" and record["event"] == "setting_error"
+        assert record["message"].startswith("FAREGATE_LOG_LEVEL='loud' is not valid")
+    monkeypatch.setenv("FAREGATE_LOG_FORMAT", "jsn")  # the format itself is wrong: said in text
+    wrong = CliRunner().invoke(cli, ["config", "show"])
+    assert wrong.exit_code == 2 and wrong.stderr.startswith("faregate: FAREGATE_")
 
 
 async def test_admin_commands_reach_the_api(env: dict[str, str], tmp_path: Path) -> None:
@@ -138,15 +185,37 @@ def test_plugins_list_says_why(env: dict[str, str], monkeypatch: pytest.MonkeyPa
         return [*real(), (broken, "faregate-broken", "9.9")]
 
     monkeypatch.setattr(plugin_module, "installed_entry_points", with_a_broken_one)
-    monkeypatch.setenv("FAREGATE_DISABLED_PLUGINS", "faregate-adapter-anthropic")
+    monkeypatch.setenv("FAREGATE_DISABLED_PLUGINS", "faregate-adapter-anthropic,pricing")
     rows = {row["name"]: row for row in json.loads(run("plugins", "list", "--json").output)}
     assert rows["faregate-adapter-openai"]["state"] == "enabled"
     assert "register_providers" in rows["faregate-adapter-openai"]["hooks"]
     assert rows["faregate-adapter-anthropic"]["state"] == "disabled"
+    assert rows["faregate-adapter-anthropic"]["reason"] == "blocked by FAREGATE_DISABLED_PLUGINS"
+    assert rows["faregate.default_plugins.pricing"]["state"] == "disabled"  # a core default, by its short name
+    assert rows["faregate.default_plugins.pricing"]["reason"] == "blocked by FAREGATE_DISABLED_PLUGINS"
     assert rows["faregate-broken"]["state"] == "broken"
     assert "ModuleNotFoundError" in rows["faregate-broken"]["reason"]
     text = run("plugins", "list").output
     assert re.search(r"^faregate-broken\s+9\.9\s+broken\s+ModuleNotFoundError", text, re.M)
+    monkeypatch.setenv("FAREGATE_PLUGINS", "faregate-adapter-openai,faregate-adapter-anthropic")
+    rows = {row["name"]: row for row in json.loads(run("plugins", "list", "--json").output)}
+    assert rows["faregate-adapter-gemini"]["reason"] == "not in the allow list FAREGATE_PLUGINS"
+    assert rows["faregate-adapter-anthropic"]["reason"] == "blocked by FAREGATE_DISABLED_PLUGINS"  # both: the block
+    assert rows["faregate-adapter-openai"]["state"] == "enabled"
+
+
+def test_doctor_fails_on_a_broken_plugin(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from faregate import plugins as plugin_module
+
+    real = plugin_module.installed_entry_points
+    broken = importlib.metadata.EntryPoint("faregate-broken", "faregate_no_such_module", "faregate")
+    monkeypatch.setattr(plugin_module, "installed_entry_points", lambda: [*real(), (broken, "faregate-broken", "9.9")])
+    run("migrate")
+    result = CliRunner().invoke(cli, ["doctor"])
+    assert result.exit_code == 1, result.output
+    assert re.search(r"^FAIL  plugin faregate-broken: ModuleNotFoundError: No module named 'faregate_no_such_module'$",
+                     result.output, re.M), result.output
+    assert "ok  plugins:" not in result.output and "ok  database: sqlite answers" in result.output
 
 
 def test_doctor(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:

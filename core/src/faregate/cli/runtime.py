@@ -9,7 +9,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from faregate.settings import ENV_PREFIX
+from faregate.settings import ENV_PREFIX, set_from_command_line
 
 if TYPE_CHECKING:
     from faregate.gateway import Gateway
@@ -17,13 +17,16 @@ if TYPE_CHECKING:
 
 def export_flags(flags: Mapping[str, Any]) -> None:
     """Command-line flags given (not None) become ``FAREGATE_<NAME>`` variables: they win
-    over the environment and the config file, here and in worker processes."""
+    over the environment and the config file, here and in worker processes; the
+    settings say they came from the command line (``faregate config show``, errors)."""
     for name, value in flags.items():
         if value is None:
             continue
+        flag = "--" + name.replace("_", "-")
         if isinstance(value, bool):
+            flag = flag if value else "--no-" + flag.removeprefix("--")
             value = "true" if value else "false"
-        os.environ[ENV_PREFIX + name.upper()] = str(value)
+        set_from_command_line(ENV_PREFIX + name.upper(), str(value), flag)
 
 
 def load_gateway() -> Gateway:

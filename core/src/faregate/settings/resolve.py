@@ -25,6 +25,23 @@ class SettingError(ValueError):
     """A setting that does not validate: the start stops with this one line."""
 
 
+#: ``FAREGATE_<NAME>`` variables this process set from its command line: name → (value, flag)
+_FROM_COMMAND_LINE: dict[str, tuple[str, str]] = {}
+
+
+def set_from_command_line(env_name: str, value: str, flag: str) -> None:
+    """Set ``env_name`` for a command-line ``flag`` (so worker processes see it too) and
+    remember that it came from there: its origin reads ``command line <flag>``, not
+    ``env …``, while the variable still holds that value."""
+    os.environ[env_name] = value
+    _FROM_COMMAND_LINE[env_name] = (value, flag)
+
+
+def _env_origin(env_name: str, env: Mapping[str, str]) -> str:
+    given = _FROM_COMMAND_LINE.get(env_name)
+    return f"command line {given[1]}" if given is not None and given[0] == env.get(env_name) else f"env {env_name}"
+
+
 class _Environment(EnvSettingsSource):
     """``FAREGATE_<NAME>`` variables, read from the mapping given (the process's environment
     unless a test passes its own)."""
@@ -124,7 +141,7 @@ class Settings:
             self._origins[name] = next((f"env {a}" for a in self._declared[name].aliases if env.get(a)), "env")
         for setting in self._declared.values():
             if env.get(setting.env):
-                self._origins[setting.name] = f"env {setting.env}"
+                self._origins[setting.name] = _env_origin(setting.env, env)
         for name in overrides:
             self._origins[name] = "command line"
         try:
@@ -144,6 +161,8 @@ class Settings:
         if origin == "command line":
             raw: Any = overrides.get(name)
             where = f"--{name.replace('_', '-')}"
+        elif origin.startswith("command line "):  # a flag the CLI passed on as FAREGATE_<NAME>
+            where, raw = origin.removeprefix("command line "), env.get(setting.env)
         elif origin.startswith("env "):
             where = origin.removeprefix("env ")
             raw = env.get(where)
@@ -171,7 +190,7 @@ class Settings:
         return list(self._declared.values())
 
     def origin(self, name: str) -> str:
-        """Where the value came from: default, config file …, env NAME, command line."""
+        """Where the value came from: default, config file …, env NAME, command line [--flag]."""
         return self._origins.get(name, "default")
 
     def masked(self) -> dict[str, Any]:
