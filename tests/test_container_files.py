@@ -443,3 +443,14 @@ def test_the_checks_find_a_bad_compose() -> None:
     assert "mariadb:latest" in text and "redis: no tag" in text
     assert "depends_on without conditions" in text and "no volume on /data" in text
     assert "no postgres profile" in text
+
+
+def test_the_container_doc_names_every_plugin_the_image_installs() -> None:
+    """The Dockerfile installs every distribution under plugins/<kind>/<name>/: the doc's
+    list of what the image holds must not fall behind."""
+    import tomllib
+
+    doc = (ROOT / "docs" / "container.md").read_text()
+    installed = sorted(tomllib.loads(path.read_text())["project"]["name"]
+                       for path in ROOT.glob("plugins/*/*/pyproject.toml"))
+    assert installed and [name for name in installed if f"`{name}`" not in doc] == []
