@@ -8,7 +8,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
-from faregate.db import models as m
 from faregate.testing.harness import ROOT_PASSWORD, AdminClient
 from faregate_auth_oauth.testing import SITE, OAuthSite
 
@@ -24,8 +23,8 @@ async def test_sign_up_then_log_in(site: OAuthSite) -> None:
         first = (await http.get(f"/api/oauth/{site.name}", params=back)).json()
         assert first["success"] is True, first
         user = first["data"]
-        invitee = await m.User.get(id=user["id"])
-        assert (invitee.inviter_id, invitee.quota) == (site.admin.user_id, 70)
+        invitee = await site.admin.ok("GET", f"/api/user/{user['id']}")
+        assert (invitee["inviter_id"], invitee["quota"]) == (site.admin.user_id, 70)
         assert user["username"] in ("octo", "nelly", "tux", "olive")
         self_view = (await http.get("/api/user/self", headers={"New-Api-User": str(user["id"])})).json()["data"]
         assert self_view[FIELD[site.name]] and self_view["role"] == 1

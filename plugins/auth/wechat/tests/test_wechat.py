@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest_asyncio
 
-from faregate.db import models as m
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate_auth_wechat.testing import TOKEN, FakeWeChatServer
 
@@ -33,8 +32,8 @@ async def test_sign_up_log_in_and_bind(gateway: GatewayServer, admin: AdminClien
     async with httpx.AsyncClient(base_url=gateway.base_url) as http:
         first = (await http.get("/api/oauth/wechat", params={"code": "111111", "aff": aff})).json()
         assert first["success"] is True and first["data"]["username"].startswith("wechat_")
-        invitee = await m.User.get(id=first["data"]["id"])
-        assert (invitee.inviter_id, invitee.quota) == (admin.user_id, 70)  # the invitation counts
+        invitee = await admin.ok("GET", f"/api/user/{first['data']['id']}")
+        assert (invitee["inviter_id"], invitee["quota"]) == (admin.user_id, 70)  # the invitation counts
         assert (await admin.ok("GET", "/api/user/self"))["aff_quota"] == 900
         again = (await http.get("/api/oauth/wechat", params={"code": "222222"})).json()
         assert again["data"]["id"] == first["data"]["id"]
