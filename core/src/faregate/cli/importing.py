@@ -21,8 +21,10 @@ import_group = click.Group("import", help="Bring in another gateway's data.")
 @click.option("--logs-from", "logs_dsn", metavar="DSN",
               help="new-api's LOG_SQL_DSN, when its logs live in a database of their own.")
 @click.option("--dry-run", is_flag=True, help="Read everything and print the counts; write nothing.")
+@click.option("--schema", type=click.Choice(["auto", "new-api", "one-api"]), default="auto", show_default=True,
+              help="Whose database the source is; auto tells one-api's from new-api's by its tables and columns.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def import_newapi(dsn: str, logs_dsn: str | None, dry_run: bool, as_json: bool) -> None:
+def import_newapi(dsn: str, logs_dsn: str | None, dry_run: bool, schema: str, as_json: bool) -> None:
     """Import users (passwords kept), keys (the same sk- keys keep working), channels with
     their keys, abilities, options, redemption codes, top-ups and logs, keeping ids.
     Rows already here are left as they are: running it twice changes nothing."""
@@ -44,7 +46,7 @@ def import_newapi(dsn: str, logs_dsn: str | None, dry_run: bool, as_json: bool) 
                     source = await stack.enter_async_context(open_source(url, gateway.storage_backends))
                     logs = (await stack.enter_async_context(open_source(logs_url, gateway.storage_backends))
                             if logs_url else None)
-                    report = await run_import(gateway, source, dry_run=dry_run, logs=logs)
+                    report = await run_import(gateway, source, dry_run=dry_run, logs=logs, schema=schema)
             except (SourceError, Rejected) as exc:
                 raise click.ClickException(str(exc)) from None
             if not dry_run:

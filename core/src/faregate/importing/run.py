@@ -21,6 +21,7 @@ from tortoise.transactions import in_transaction
 
 from faregate import __version__
 from faregate.db import models as m
+from faregate.importing import oneapi
 from faregate.importing.rows import (
     NewApiAbility,
     NewApiLog,
@@ -76,6 +77,8 @@ class ImportReport:
     dry_run: bool
     tables: list[TableReport] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: whose database the source is: new-api's or one-api's
+    schema: str = oneapi.NEW_API
 
     def table(self, name: str) -> TableReport:
         found = TableReport(name)
@@ -83,11 +86,13 @@ class ImportReport:
         return found
 
     def as_dict(self) -> dict[str, Any]:
-        return {"dry_run": self.dry_run, "tables": [t.as_dict() for t in self.tables], "notes": self.notes}
+        return {"dry_run": self.dry_run, "schema": self.schema, "tables": [t.as_dict() for t in self.tables],
+                "notes": self.notes}
 
     def lines(self) -> list[str]:
         verb = "would import" if self.dry_run else "imported"
-        out = [f"{'table':<12} {'read':>9} {verb:>13} {'present':>9} {'refused':>9}"]
+        out = [f"source: a {self.schema} database",
+               f"{'table':<12} {'read':>9} {verb:>13} {'present':>9} {'refused':>9}"]
         for t in self.tables:
             out.append(f"{t.table:<12} {t.read:>9} {t.imported:>13} {t.present:>9} {t.refused:>9}")
         for t in self.tables:
@@ -113,12 +118,16 @@ class Unique:
 
 
 class Importer:
-    def __init__(self, gateway: Gateway, source: Source, *, dry_run: bool, logs: Source | None = None) -> None:
+    def __init__(self, gateway: Gateway, source: Source, *, dry_run: bool, logs: Source | None = None,
+                 schema: str = oneapi.AUTO) -> None:
         self.gw = gateway
         self.source = source
         self.logs_source = logs or source
         self.dry_run = dry_run
+        self.schema = schema
         self.report = ImportReport(dry_run)
+        #: a source row as new-api's (one-api's rows are translated: faregate.importing.oneapi)
+        self.translate: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda table, row: row
         #: channels brought in by this run: their abilities come with them
         self.new_channels: set[int] = set()
         #: a dry run against a database not yet created reads every row as new
@@ -128,6 +137,7 @@ class Importer:
         tables = await self.source.tables()
         if "users" not in tables or "channels" not in tables:
             raise Rejected("the source has no users or channels table: not a new-api or one-api database")
+        await self._choose_schema(tables)
         if self.dry_run:
             self.target_empty = not await _schema_current()
         await self._options(tables)
@@ -151,6 +161,16 @@ class Importer:
         self.report.notes.append("not imported (no Faregate equivalent yet): OAuth account bindings, passkeys, "
                                  "2FA, subscriptions, Midjourney and async tasks, dashboard aggregates")
         return self.report
+
+    async def _choose_schema(self, tables: set[str]) -> None:
+        if self.schema == oneapi.AUTO:
+            self.schema = oneapi.detect_schema(tables, await self.source.columns("users"),
+                                               await self.source.columns("channels"))
+        self.report.schema = self.schema
+        if self.schema == oneapi.ONE_API:
+            self.translate = oneapi.as_new_api
+            self.report.notes.append("read as one-api's schema: channel types renumbered as new-api numbers them, "
+                                     "channel config, key model and subnet limits and log durations translated")
 
     # ---- conversions -----------------------------------------------------------------------
     @staticmethod
@@ -187,7 +207,7 @@ class Importer:
                     deleted += 1
                     continue
                 try:
-                    rows.append(await convert(row))
+                    rows.append(await convert(self.translate(table, row)))
                 except Rejected as exc:
                     report.refuse(f"id {row.get('id')}", str(exc))
             present = set() if self.target_empty else set(
@@ -349,10 +369,11 @@ async def _schema_current() -> bool:
         return False
 
 
-async def import_newapi(gateway: Gateway, source: Source, *, dry_run: bool,
-                        logs: Source | None = None) -> ImportReport:
-    """Import ``source`` into the open database of ``gateway``."""
-    report = await Importer(gateway, source, dry_run=dry_run, logs=logs).run()
+async def import_newapi(gateway: Gateway, source: Source, *, dry_run: bool, logs: Source | None = None,
+                        schema: str = oneapi.AUTO) -> ImportReport:
+    """Import ``source`` (new-api's or one-api's database: ``schema``, told by its tables
+    when ``auto``) into the open database of ``gateway``."""
+    report = await Importer(gateway, source, dry_run=dry_run, logs=logs, schema=schema).run()
     log.info("import from new-api %s: %s", "checked (dry run)" if dry_run else "done",
              ", ".join(f"{t.table} {t.imported}" for t in report.tables))
     return report

@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 
 from faregate.contracts import StorageBackend
 from faregate.db.dsn import database_url
+from faregate.observe.causes import describe_failure, url_secrets
 
 #: rows read per query: a page of a large log table, not the table
 BATCH = 1000
@@ -26,6 +27,10 @@ class SourceError(Exception):
 
 class Source(Protocol):
     async def tables(self) -> set[str]: ...
+
+    async def columns(self, table: str) -> set[str]:
+        """The column names of ``table`` (empty when there is no such table)."""
+        ...
 
     async def count(self, table: str) -> int: ...
 
@@ -91,6 +96,9 @@ class SQLiteSource(_SQLBatches):
     async def tables(self) -> set[str]:
         return {row["name"] for row in await self.query("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
+    async def columns(self, table: str) -> set[str]:
+        return {str(row["name"]) for row in await self.query(f"PRAGMA table_info({_identifier(table)})")}
+
     def close(self) -> None:
         self._db.close()
 
@@ -106,7 +114,7 @@ class TortoiseSource(_SQLBatches):
         try:
             rows = await self._client.execute_query_dict(sql)
         except Exception as exc:  # noqa: BLE001 - each driver has its own error classes
-            raise SourceError(f"reading the source failed: {type(exc).__name__}: {exc}") from None
+            raise SourceError(f"reading the source failed: {describe_failure(exc)}") from None
         return [{k: _plain(v) for k, v in row.items()} for row in rows]
 
     async def tables(self) -> set[str]:
@@ -115,6 +123,19 @@ class TortoiseSource(_SQLBatches):
         else:
             sql = "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()"
         return {str(row.get("name") or row.get("NAME") or row.get("TABLE_NAME")) for row in await self.query(sql)}
+
+    async def columns(self, table: str) -> set[str]:
+        schema = "DATABASE()" if self._dialect == "mysql" else "current_schema()"
+        sql = (f"SELECT column_name AS name FROM information_schema.columns "  # noqa: S608 - a checked name
+               f"WHERE table_schema = {schema} AND table_name = '{_identifier(table)}'")
+        return {str(row.get("name") or row.get("NAME") or row.get("COLUMN_NAME")) for row in await self.query(sql)}
+
+
+def _identifier(name: str) -> str:
+    """A table name put into SQL text: ours are plain words, anything else is refused."""
+    if not name.replace("_", "").isalnum():
+        raise SourceError(f"not a table name: {name!r}")
+    return name
 
 
 def sqlite_path(url: str) -> str | None:
@@ -167,7 +188,8 @@ async def open_source(url: str, backends: Sequence[StorageBackend]) -> AsyncIter
         client = client_class(connection_name=SOURCE_CONNECTION, **info["credentials"])
         await client.create_connection(with_db=True)
     except Exception as exc:  # noqa: BLE001 - unreachable host, bad password, unknown scheme …
-        raise SourceError(f"cannot open the source: {type(exc).__name__}: {exc}") from None
+        # the driver's words, its DSN's password masked (drivers quote their parameters)
+        raise SourceError(f"cannot open the source: {describe_failure(exc, url_secrets(url))}") from None
     try:
         yield TortoiseSource(client)
     finally:

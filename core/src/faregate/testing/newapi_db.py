@@ -12,6 +12,7 @@ import contextlib
 import sqlite3
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -78,23 +79,37 @@ TABLES: dict[str, list[tuple[Any, ...]]] = {
              ("request_id", "vc", 64), ("other", "text")],
 }
 KEYS = {"abilities": '("group", model, channel_id)', "options": '("key")'}
+#: unique indexes: (name, table, column)
+UNIQUE = (("idx_users_username", "users", "username"), ("idx_tokens_key", "tokens", "key"),
+          ("idx_top_ups_trade_no", "top_ups", "trade_no"))
 
 
-def ddl(dialect: str) -> list[str]:
+@dataclass(frozen=True)
+class Schema:
+    """A gateway's tables as GORM creates them (one-api's are another: faregate.testing.oneapi_db)."""
+
+    tables: dict[str, list[tuple[Any, ...]]]
+    keys: dict[str, str]
+    unique: tuple[tuple[str, str, str], ...]
+
+
+NEW_API = Schema(TABLES, KEYS, UNIQUE)
+
+
+def ddl(dialect: str, schema: Schema = NEW_API) -> list[str]:
     quote = "`" if dialect == "mysql" else '"'
     types = TYPES[dialect]
     out = []
-    for table, columns in TABLES.items():
+    for table, columns in schema.tables.items():
         parts = []
         for name, kind, *size in columns:
             sql_type = types[kind].format(n=size[0]) if size else types[kind]
             parts.append(f"{quote}{name}{quote} {sql_type}")
-        if table in KEYS:
-            parts.append("PRIMARY KEY " + KEYS[table].replace('"', quote))
+        if table in schema.keys:
+            parts.append("PRIMARY KEY " + schema.keys[table].replace('"', quote))
         out.append(f"CREATE TABLE {table} ({', '.join(parts)})")
-    out += ["CREATE UNIQUE INDEX idx_users_username ON users (username)",
-            "CREATE UNIQUE INDEX idx_tokens_key ON tokens (" + quote + "key" + quote + ")",
-            "CREATE UNIQUE INDEX idx_top_ups_trade_no ON top_ups (trade_no)"]
+    out += [f"CREATE UNIQUE INDEX {index} ON {table} ({quote}{column}{quote})"
+            for index, table, column in schema.unique]
     return out
 
 
@@ -189,11 +204,12 @@ def rows(upstream_url: str, upstream_key: str) -> dict[str, list[dict[str, Any]]
     }
 
 
-def statements(dialect: str, data: dict[str, list[dict[str, Any]]]) -> list[tuple[str, list[Any]]]:
+def statements(dialect: str, data: dict[str, list[dict[str, Any]]],
+               schema: Schema = NEW_API) -> list[tuple[str, list[Any]]]:
     """The SQL that creates the tables and rows (placeholders: ``?`` for SQLite, ``%s`` for
     MySQL, ``$n`` for PostgreSQL)."""
     quote = "`" if dialect == "mysql" else '"'
-    out: list[tuple[str, list[Any]]] = [(statement, []) for statement in ddl(dialect)]
+    out: list[tuple[str, list[Any]]] = [(statement, []) for statement in ddl(dialect, schema)]
     for table, items in data.items():
         for item in items:
             names = ", ".join(f"{quote}{n}{quote}" for n in item)
@@ -202,15 +218,15 @@ def statements(dialect: str, data: dict[str, list[dict[str, Any]]]) -> list[tupl
     return out
 
 
-def sqlite_source(path: Path, data: dict[str, list[dict[str, Any]]]) -> str:
+def sqlite_source(path: Path, data: dict[str, list[dict[str, Any]]], schema: Schema = NEW_API) -> str:
     with contextlib.closing(sqlite3.connect(path)) as conn:
-        for sql, params in statements("sqlite", data):
+        for sql, params in statements("sqlite", data, schema):
             conn.execute(sql, params)
         conn.commit()
     return f"sqlite://{path}"
 
 
-async def mariadb_source(url: str, data: dict[str, list[dict[str, Any]]]) -> None:
+async def mariadb_source(url: str, data: dict[str, list[dict[str, Any]]], schema: Schema = NEW_API) -> None:
     import aiomysql  # type: ignore[import-untyped]
 
     parts = urlsplit(url)
@@ -218,7 +234,7 @@ async def mariadb_source(url: str, data: dict[str, list[dict[str, Any]]]) -> Non
                                   password=unquote(parts.password or ""), db=parts.path.lstrip("/"), autocommit=True)
     try:
         async with conn.cursor() as cur:
-            for sql, params in statements("mysql", data):
+            for sql, params in statements("mysql", data, schema):
                 await cur.execute(sql, params)
     finally:
         conn.close()
@@ -244,12 +260,12 @@ async def postgres_database() -> AsyncIterator[str]:
         await admin.close()
 
 
-async def postgres_source(url: str, data: dict[str, list[dict[str, Any]]]) -> None:
+async def postgres_source(url: str, data: dict[str, list[dict[str, Any]]], schema: Schema = NEW_API) -> None:
     import asyncpg
 
     conn = await asyncpg.connect(url)
     try:
-        for sql, params in statements("postgres", data):
+        for sql, params in statements("postgres", data, schema):
             await conn.execute(sql, *params)
     finally:
         await conn.close()
