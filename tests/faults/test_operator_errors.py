@@ -18,13 +18,18 @@ def _run_cli(tmp_path: object, *args: str, **env: str) -> subprocess.CompletedPr
 
 
 @pytest.mark.parametrize("name,value", [("FAREGATE_MAX_BODY_MB", "lots"), ("FAREGATE_MIGRATE", "maybe"),
-                                        ("FAREGATE_FLUSH_INTERVAL", "-1"), ("FAREGATE_SYNC_INTERVAL", "nan")])
+                                        ("FAREGATE_FLUSH_INTERVAL", "-1"), ("FAREGATE_SYNC_INTERVAL", "nan"),
+                                        # database URLs only the storage plugins can judge
+                                        ("FAREGATE_DB_URL", "mysql://fg:url-pass-5555@127.0.0.1:notaport/fg"),
+                                        ("FAREGATE_DB_URL", "postgres://fg:url-pass-5555@[db/fg"),
+                                        ("FAREGATE_DB_URL", "oracle://fg:url-pass-5555@db/fg")])
 def test_bad_setting_stops_the_start_in_one_line(tmp_path: object, name: str, value: str) -> None:
     proc = _run_cli(tmp_path, "migrate", **{name: value})
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("faregate: ") and name in lines[0] and "Traceback" not in proc.stderr
+    assert "url-pass-5555" not in proc.stderr
 
 
 def test_serve_refuses_a_bad_setting_before_binding(tmp_path: object) -> None:

@@ -121,6 +121,7 @@ class Gateway:
         self.session_secret = self.settings.session_secret or load_or_create_secret(data_dir, "session.secret")
         self.box = SecretBox(crypto_secret)
         self.db_url = self.settings.db_url or storage.default_url(data_dir)
+        self._check_db_url()
         self.backend, self.db_config = storage.tortoise_config(self.db_url, self.storage_backends, self.db_models)
         self.snapshot = Snapshot(self.box, self.option_registry)
         self.feed: ChangeFeed  # made in start(), once storage is open
@@ -203,6 +204,20 @@ class Gateway:
             if found is not None:
                 return found
         return None
+
+    def _check_db_url(self) -> None:
+        """A database URL no storage plugin serves or its plugin cannot read (a port that
+        is no number) stops the start in one line naming the setting, password masked."""
+        from faregate.errors import GatewayError
+        from faregate.observe.causes import describe_failure, url_secrets
+        from faregate.settings import SettingError
+
+        try:
+            storage.pick_backend(self.db_url, self.storage_backends).tortoise_connection(self.db_url)
+        except (ValueError, GatewayError) as exc:
+            where = self.settings.origin("db_url").removeprefix("env ")
+            cause = exc.message if isinstance(exc, GatewayError) else describe_failure(exc, url_secrets(self.db_url))
+            raise SettingError(f"{where}: the database URL cannot be used: {cause}") from None
 
     async def disable_channel(self, channel_id: int, reason: str) -> None:
         self.snapshot.drop_channel(channel_id)
