@@ -49,7 +49,8 @@ async def key(gateway: Any, admin: Any, fake_openai: Any) -> str:
     await admin.add_channel(base_url=fake_openai.base_url, models=models,
                             model_mapping=jsonutil.dumps_str({MAPPED: "whisper-1", TOKEN_PRICED: "whisper-1"}))
     await admin.set_option("ModelRatio", {TOKEN_PRICED: 3})
-    await admin.set_option("ModelPrice", {MAPPED: 0.006})  # per minute, as whisper-1's built-in price
+    # per minute, as whisper-1's built-in price (named again: a stored option is the whole table)
+    await admin.set_option("ModelPrice", {MAPPED: 0.006, "whisper-1": 0.006})
     token: str = await admin.add_token(remain_quota=50 * QPU)
     return token
 
@@ -175,7 +176,8 @@ async def test_tokens_reported_are_billed_with_audio_at_the_audio_ratio(client: 
     assert first.quota == round((text + 42 * 2.4 + usage.output_tokens * 4) * 1.25)
     assert (first.prompt_tokens, other(first)["audio_tokens"], other(first)["audio_ratio"]) == (text + 42, 42, 2.4)
     details = diarized["usage"]["input_token_details"]
-    assert second.quota == round((details["audio_tokens"] * 3 + diarized["usage"]["output_tokens"]) * 1.25)
+    # no CompletionRatio of its own: the gpt-4o family's 4 (new-api's rule; OpenAI's $10 out against $2.50 in)
+    assert second.quota == round((details["audio_tokens"] * 3 + diarized["usage"]["output_tokens"] * 4) * 1.25)
 
 
 async def test_duration_is_billed_as_new_apis_audio_tokens_under_a_token_price(

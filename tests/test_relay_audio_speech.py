@@ -35,7 +35,8 @@ TEXT = "The quick brown fox jumps over the lazy dog."
 async def key(gateway: Any, admin: Any, fake_openai: Any) -> str:
     await admin.add_channel(base_url=fake_openai.base_url, models="tts-1,tts-1-hd,gpt-4o-mini-tts,my-tts",
                             model_mapping='{"my-tts": "tts-1"}')
-    await admin.set_option("ModelRatio", {"my-tts": 7.5})
+    # the whole table: the built-in prices of the models used here, named again
+    await admin.set_option("ModelRatio", {"my-tts": 7.5, "tts-1": 7.5, "tts-1-hd": 15, "gpt-4o-mini-tts": 0.3})
     token: str = await admin.add_token(remain_quota=50 * QPU)
     return token
 

@@ -43,7 +43,7 @@ async def azure(fake_azure: FakeAzure) -> FakeAzure:
 @pytest.fixture
 async def client(gateway: Any, admin: AdminClient, azure: FakeAzure) -> AsyncIterator[openai.AsyncOpenAI]:
     await admin.set_option("ModelRatio", {"gpt-4o": 1.25, "gpt-4o-mini": 0.075, "gpt-3.5-turbo-instruct": 0.75,
-                                          "text-embedding-3-small": 0.01, "gpt-realtime": 2})
+                                          "text-embedding-3-small": 0.01, "gpt-realtime": 2, "tts-1": 7.5})
     await admin.add_channel(base_url=azure.base_url, models=MODELS, key=AZ_KEY, type=3, name="azure",
                             model_mapping='{"gpt-4o-mini": "mini-eu"}')
     sdk = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=await admin.add_token(remain_quota=10**8),

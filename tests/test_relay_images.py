@@ -43,8 +43,9 @@ def sdk(gateway: Any, key: str) -> openai.AsyncOpenAI:
 async def key(gateway: Any, admin: Any, fake_openai: FakeOpenAI) -> str:
     await admin.add_channel(base_url=fake_openai.base_url, models=MODELS,
                             model_mapping='{"mapped-image": "gpt-image-1"}')
-    await admin.set_option("ModelPrice", {"dall-e": 0.02})
-    await admin.set_option("ModelRatio", {"mapped-image": 2.5})
+    # a stored price option is the whole table: the built-in entries used here are named again
+    await admin.set_option("ModelPrice", {"dall-e": 0.02, "dall-e-3": 0.04})
+    await admin.set_option("ModelRatio", {"mapped-image": 2.5, "gpt-image-1": 2.5})
     return await admin.add_token(remain_quota=50_000_000)
 
 
@@ -443,7 +444,8 @@ async def test_only_channels_that_serve_images_are_chosen(gateway: Any, admin: A
     await admin.add_channel(base_url=fake_openai.base_url, models="grok-2-image,gpt-image-1", type=48, name="xai")
     await admin.add_channel(base_url=fake_openai.base_url, models="flux", type=40, name="siliconflow")
     client = sdk(gateway, await admin.add_token(remain_quota=5_000_000))
-    await admin.set_option("ModelRatio", {"grok-2-image": 1, "flux": 1})
+    await admin.set_option("ModelRatio", {"grok-2-image": 1, "flux": 1, "gpt-image-1": 2.5,  # the whole table
+                                          "claude-sonnet-4-5": 1.5})
     try:
         await client.images.generate(model="gpt-image-1", prompt="x")  # the xAI channel, never Anthropic's
         assert not fake_anthropic.requests

@@ -59,7 +59,7 @@ async def prices(admin: AdminClient) -> None:
     await admin.set_option("CompletionRatio", {MODEL: COMPLETION, "my-realtime": COMPLETION})
     await admin.set_option("CacheRatio", {MODEL: CACHE, "my-realtime": CACHE})
     await admin.set_option("AudioRatio", {MODEL: AUDIO, "my-realtime": AUDIO})
-    await admin.set_option("AudioCompletionRatio", {"my-realtime": 2})
+    await admin.set_option("AudioCompletionRatio", {MODEL: 2, "my-realtime": 2})  # the whole table
 
 
 @pytest.fixture

@@ -51,7 +51,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, 
             admin.post("/api/setup", json={"username": "root", "password": PASSWORD})
             user = admin.post("/api/user/login", json={"username": "root", "password": PASSWORD}).json()["data"]
             admin.headers["New-Api-User"] = str(user["id"])
-            admin.put("/api/option/", json={"key": "ModelRatio", "value": '{"deepseek-chat": 1}'})
+            # the whole table (a stored option replaces the built-in one): every model fuzzed, priced
+            admin.put("/api/option/", json={"key": "ModelRatio", "value": '{"deepseek-chat": 1, "gpt-4o-mini": '
+                                                                          '0.075, "claude-sonnet-4-5": 1.5}'})
             for kind, base, model in zip((1, 14, 43), (openai_up.base_url, anthropic_up.base_url,
                                                         openai_up.base_url), MODELS, strict=True):
                 channel = {"type": kind, "key": "k", "name": model, "base_url": base, "models": model,

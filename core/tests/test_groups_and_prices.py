@@ -239,3 +239,46 @@ async def test_status_shows_the_quota_display(gateway: GatewayServer, admin: Adm
         await admin.set_option("USDExchangeRate", 7.1)
         cny = (await http.get("/api/status")).json()["data"]
         assert (cny["display_in_currency"], cny["usd_exchange_rate"]) == (True, 7.1)
+
+
+async def test_built_in_tables_price_dated_and_custom_models_until_an_admin_replaces_them(
+        gateway: GatewayServer, admin: AdminClient, fake_openai: FakeOpenAI) -> None:
+    """new-api's built-in tables, found as new-api finds a model: a dated snapshot priced by its
+    own entries (ratio 1.25, cache reads 0.5, the gpt-4o family's completion ratio 4), a custom
+    GPT by the ``gpt-4-gizmo-*`` wildcard ($0.10 a call). A stored ModelRatio is the whole
+    table: the snapshot it leaves out is refused, until ``rest_model_ratio`` (root) restores
+    the built-in one."""
+    dated, gizmo = "gpt-4o-2024-08-06", "gpt-4-gizmo-g-2fkFE8rbu"
+    await admin.add_channel(base_url=fake_openai.base_url, models=f"{dated},{gizmo}")
+    key = await admin.add_token(remain_quota=50_000_000)
+
+    async def ask(model: str) -> httpx.Response:
+        async with httpx.AsyncClient(base_url=gateway.base_url, timeout=30) as http:
+            return await http.post("/v1/responses", headers={"Authorization": f"Bearer {key}"},
+                                   json={"model": model, "input": "a question worth caching",
+                                         "prompt_cache_key": "conv-1"})
+
+    first = await ask(dated)
+    assert first.status_code == 200, first.text
+    assert (await _ask(gateway, key, gizmo)).status_code == 200
+    usage = first.json()["usage"]
+    cached = usage["input_tokens_details"]["cached_tokens"]
+    assert cached == CACHED_TOKENS
+    by_token, by_call = await consume_logs(gateway)
+    assert by_token.quota == round((usage["input_tokens"] - cached + cached * 0.5 + usage["output_tokens"] * 4) * 1.25)
+    assert by_call.quota == round(0.10 * 500_000) and jsonutil.loads(by_call.other)["model_price"] == 0.1
+    priced = {item["model_name"]: item for item in (await admin.call("GET", "/api/pricing"))["data"]}
+    assert (priced[dated]["model_ratio"], priced[dated]["completion_ratio"], priced[dated]["cache_ratio"]) == (
+        1.25, 4, 0.5)
+    assert (priced[gizmo]["quota_type"], priced[gizmo]["model_price"]) == (1, 0.1)
+
+    await admin.set_option("ModelRatio", {"gpt-4o": 1.25})  # the whole table: the snapshot removed
+    refused = await ask(dated)
+    assert refused.status_code == 500 and "no ratio or price" in refused.text
+    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+        assert (await http.post("/api/option/rest_model_ratio")).status_code == 401
+    assert await admin.ok("POST", "/api/option/rest_model_ratio") is None
+    assert not await m.Option.filter(key="ModelRatio").exists()
+    assert (await ask(dated)).status_code == 200
+    stored = {item["key"]: item["value"] for item in await admin.ok("GET", "/api/option/")}
+    assert jsonutil.loads(stored["ModelRatio"])[dated] == 1.25

@@ -1,6 +1,7 @@
 """The default pricer: new-api's ratios from the options table (ModelRatio,
 CompletionRatio, CacheRatio, CreateCacheRatio, ImageRatio, AudioRatio, AudioCompletionRatio, ModelPrice,
-GroupRatio, GroupGroupRatio), read from the snapshot: no database round trip per request."""
+GroupRatio, GroupGroupRatio), read from the snapshot: no database round trip per request. A model is
+found as new-api finds it (its matching name, its family's completion ratio: faregate.billing.ratios)."""
 
 from __future__ import annotations
 
@@ -30,11 +31,11 @@ class OptionsPricer:
         assert exchange.principal is not None
         principal = exchange.principal
         group_ratio = float(options.group_ratio_for(principal.user.group, principal.group))
-        fixed = options.model_price.get(model)
+        fixed = options.price_of(model)
         if fixed is not None:
             return Price(model_price=float(fixed), group_ratio=group_ratio,
                          quota_per_unit=options.quota_per_unit)
-        ratio = options.model_ratio.get(model)
+        ratio = options.ratio_of(model)
         if ratio is None:
             if not options.self_use_mode:
                 raise GatewayError(500, f"model {model} has no ratio or price configured",
@@ -42,12 +43,12 @@ class OptionsPricer:
             ratio = SELF_USE_RATIO
         return Price(
             model_ratio=float(ratio),
-            completion_ratio=float(options.completion_ratio.get(model, 1.0)),
-            cache_ratio=float(options.cache_ratio.get(model, 1.0)),
-            cache_write_ratio=float(options.create_cache_ratio.get(model, 1.25)),
-            image_ratio=float(options.image_ratio.get(model, 1.0)),
-            audio_ratio=float(options.audio_ratio.get(model, 1.0)),
-            audio_completion_ratio=float(options.audio_completion_ratio.get(model, 1.0)),
+            completion_ratio=float(options.completion_ratio_of(model)),
+            cache_ratio=float(options.cache_ratio_of(model)),
+            cache_write_ratio=float(options.create_cache_ratio_of(model)),
+            image_ratio=float(options.image_ratio_of(model)),
+            audio_ratio=float(options.audio_ratio_of(model)),
+            audio_completion_ratio=float(options.audio_completion_ratio_of(model)),
             group_ratio=group_ratio,
             quota_per_unit=options.quota_per_unit,
         )

@@ -13,6 +13,7 @@ from tortoise import connections
 
 from faregate import jsonutil
 from faregate.billing.groups import AUTO
+from faregate.billing.ratios import matching_name
 from faregate.db import models as m
 from faregate.management.common import fail, gateway, ok, public, require
 from faregate.management.model_meta import matches
@@ -109,13 +110,15 @@ async def pricing() -> Response:
     extras = (("cache_ratio", options.cache_ratio), ("create_cache_ratio", options.create_cache_ratio),
               ("image_ratio", options.image_ratio), ("audio_ratio", options.audio_ratio),
               ("audio_completion_ratio", options.audio_completion_ratio))
+    # the names a model's ratios are found under (new-api's matching: gizmo, thinking budgets)
+    matched = {"audio_ratio", "audio_completion_ratio"}
     meta = await _metadata(list(served))
     vendor_ids = {row.vendor_id for row in meta.values() if row.vendor_id}
     vendors = await m.Vendor.filter(id__in=vendor_ids, status=1).order_by("id") if vendor_ids else []
     vendor_names = {v.id: v.name for v in vendors}
     data = []
     for model, groups in sorted(served.items()):
-        price = options.model_price.get(model)
+        price = options.price_of(model)
         row = meta.get(model)
         item: dict[str, Any] = {"model_name": model, "owner_by": "", "enable_groups": groups}
         if row is not None:
@@ -125,11 +128,12 @@ async def pricing() -> Response:
         if price is not None:
             item.update(quota_type=1, model_price=price, model_ratio=0.0, completion_ratio=0.0)
         else:
-            item.update(quota_type=0, model_price=0.0, model_ratio=options.model_ratio.get(model, 0.0),
-                        completion_ratio=options.completion_ratio.get(model, 1.0))
+            item.update(quota_type=0, model_price=0.0, model_ratio=options.ratio_of(model) or 0.0,
+                        completion_ratio=options.completion_ratio_of(model))
         for name, table in extras:
-            if model in table:
-                item[name] = table[model]
+            key = matching_name(model) if name in matched else model
+            if key in table:
+                item[name] = table[key]
         data.append(item)
     body = {"success": True, "message": "", "data": data,
             "group_ratio": {g: options.group_ratio_for(user_group, g) for g in usable if g != AUTO},

@@ -305,6 +305,17 @@ async def put_option(data: OptionUpdate, me: Principal) -> Response:
     return ok()
 
 
+@blueprint.post("/api/option/rest_model_ratio")
+@require(m.ROLE_ROOT)
+@document_response(Done)
+async def reset_model_ratio(me: Principal) -> Response:
+    """new-api's "reset model ratio" (its path's spelling): ``ModelRatio`` back to the built-in
+    table, dropping every entry an admin added, changed or removed."""
+    await m.Option.filter(key="ModelRatio").delete()  # the default in force again, on every node
+    await gateway().feed.publish("option")
+    return ok()
+
+
 def _number(value: float) -> float | int:
     """500000.0 as 500000, as new-api's JSON shows it."""
     return int(value) if float(value).is_integer() else value

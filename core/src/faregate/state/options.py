@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from faregate import jsonutil
 from faregate.accounts.options import ACCOUNT_OPTIONS
-from faregate.billing import groups
+from faregate.billing import groups, ratios
 from faregate.net.urls import url_form_problem
 from faregate.payments.money import PAYMENT_OPTIONS
 from faregate.state import option_specs as specs
@@ -22,66 +22,9 @@ log = logging.getLogger("faregate")
 
 QUOTA_PER_UNIT_DEFAULT = 500_000
 
-# A small built-in price table (ratio 1 = $2 / 1M input tokens), overridable by the
-# ModelRatio / CompletionRatio options.
-DEFAULT_MODEL_RATIO: dict[str, float] = {
-    "gpt-4o": 1.25,
-    "gpt-4o-mini": 0.075,
-    "gpt-4.1": 1.0,
-    "gpt-4.1-mini": 0.2,
-    "gpt-4": 15.0,
-    "gpt-3.5-turbo": 0.25,
-    "o3-mini": 0.55,
-    "claude-sonnet-4-5": 1.5,
-    "claude-3-5-haiku-latest": 0.4,
-    "gemini-2.5-flash": 0.15,
-    # embeddings: input only (new-api's ratios)
-    "text-embedding-3-small": 0.01,
-    "text-embedding-3-large": 0.065,
-    "text-embedding-ada-002": 0.05,
-    # moderations (new-api's ratio for text-moderation-*; the omni model priced alike)
-    "text-moderation-stable": 0.1,
-    "text-moderation-latest": 0.1,
-    "omni-moderation-latest": 0.1,
-    # images priced by token (new-api's): $5 / 1M text input; output and image input below
-    "gpt-image-1": 2.5,
-    # speech: one input token per character (new-api's tts-1 and tts-1-hd: $15 and $30 / 1M
-    # characters); gpt-4o-mini-tts: $0.60 / 1M text in, audio out at its completion ratio
-    "tts-1": 7.5,
-    "tts-1-hd": 15.0,
-    "gpt-4o-mini-tts": 0.3,
-    # transcription by token: text in ($2.50, $1.25 / 1M), audio in at AudioRatio below
-    "gpt-4o-transcribe": 1.25,
-    "gpt-4o-mini-transcribe": 0.625,
-}
-DEFAULT_COMPLETION_RATIO: dict[str, float] = {
-    "gpt-4o": 4.0,
-    "gpt-4o-mini": 4.0,
-    "gpt-4.1": 4.0,
-    "gpt-4.1-mini": 4.0,
-    "gpt-4": 2.0,
-    "gpt-3.5-turbo": 3.0,
-    "o3-mini": 4.0,
-    "claude-sonnet-4-5": 5.0,
-    "claude-3-5-haiku-latest": 5.0,
-    "gemini-2.5-flash": 8.33,
-    "gpt-image-1": 8.0,  # $40 / 1M image output tokens
-    "gpt-4o-mini-tts": 20.0,  # $12 / 1M audio output tokens
-    "gpt-4o-transcribe": 4.0,  # $10 / 1M text output tokens
-    "gpt-4o-mini-transcribe": 4.0,  # $5 / 1M
-}
-# image input tokens as a multiple of the input price (new-api's ImageRatio): $10 / 1M
-DEFAULT_IMAGE_RATIO: dict[str, float] = {"gpt-image-1": 2.0}
-# audio input tokens as a multiple of the input price (new-api's AudioRatio): $6, $3 / 1M
-DEFAULT_AUDIO_RATIO: dict[str, float] = {"gpt-4o-transcribe": 2.4, "gpt-4o-mini-transcribe": 2.4}
-# audio output tokens as a multiple of the audio input price (new-api's AudioCompletionRatio):
-# OpenAI's realtime models charge twice their audio input for audio output
-DEFAULT_AUDIO_COMPLETION_RATIO: dict[str, float] = dict.fromkeys(
-    ("gpt-realtime", "gpt-realtime-mini", "gpt-4o-realtime", "gpt-4o-mini-realtime", "gpt-4o-realtime-preview",
-     "gpt-4o-mini-realtime-preview"), 2.0)
-# fixed USD per call (new-api's ModelPrice defaults), times the request's other ratios (an
-# image's count, size and quality): dall-e-3 standard 1024x1024
-DEFAULT_MODEL_PRICE: dict[str, float] = {"dall-e-3": 0.04, "whisper-1": 0.006}  # whisper-1: per minute of audio
+# The built-in price tables (new-api's, as data with its provenance: faregate/billing/default_prices.json)
+# are the price options' defaults; a stored option replaces its whole table, as new-api's does.
+DEFAULT_MODEL_RATIO_JSON = ratios.default_json("ModelRatio")
 
 # new-api's ShouldDisableChannel: codes and types that say the upstream key is dead
 DISABLE_CODES = frozenset({"invalid_api_key", "account_deactivated", "billing_not_active", "Arrearage"})
@@ -94,10 +37,6 @@ DEFAULT_DISABLE_KEYWORDS = (
 )
 
 DEFAULT_RETRY_STATUS = "100-199,300-399,401-407,409-499,500-503,505-523,525-599"
-
-
-def _json(value: dict[str, float]) -> str:
-    return jsonutil.dumps_str(value)
 
 
 _SLUG = re.compile(r"[A-Za-z0-9_-]{1,100}")
@@ -151,27 +90,31 @@ def _uptime_kuma_groups(value: str) -> list[dict[str, str]]:
 CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("QuotaPerUnit", str(QUOTA_PER_UNIT_DEFAULT), "Quota units per US dollar.", specs.number(1, 1e12)),
     OptionSpec("RetryTimes", "0", "Further channels tried after a failed attempt.", specs.integer(0, 10)),
-    OptionSpec("ModelRatio", _json(DEFAULT_MODEL_RATIO),
-               "Price per model: ratio 1 = $2 per million input tokens (merged over the built-in table).",
+    OptionSpec("ModelRatio", DEFAULT_MODEL_RATIO_JSON,
+               "Price per model: ratio 1 = $2 per million input tokens. The value is the whole table (a model "
+               "left out is not priced); POST /api/option/rest_model_ratio puts back the built-in one.",
                specs.ratio_map()),
-    OptionSpec("CompletionRatio", _json(DEFAULT_COMPLETION_RATIO),
-               "Output token price as a multiple of the input price, per model.", specs.ratio_map()),
-    OptionSpec("ModelPrice", _json(DEFAULT_MODEL_PRICE),
-               "Fixed price per call in US dollars, per model (instead of ratios; merged over the built-in "
-               "table); audio transcriptions and translations: per minute of audio.", specs.ratio_map(1e4)),
-    OptionSpec("CacheRatio", "{}", "Price of cache-read input tokens as a multiple of input, per model.",
+    OptionSpec("CompletionRatio", ratios.default_json("CompletionRatio"),
+               "Output token price as a multiple of the input price, per model (the whole table); a model it "
+               "does not name gets its family's ratio (new-api's rules), else 1.", specs.ratio_map()),
+    OptionSpec("ModelPrice", ratios.default_json("ModelPrice"),
+               "Fixed price per call in US dollars, per model, instead of ratios (the whole table); audio "
+               "transcriptions and translations: per minute of audio.", specs.ratio_map(1e4)),
+    OptionSpec("CacheRatio", ratios.default_json("CacheRatio"),
+               "Price of cache-read input tokens as a multiple of input, per model (the whole table; else 1).",
                specs.ratio_map()),
-    OptionSpec("CreateCacheRatio", "{}", "Price of cache-write input tokens as a multiple of input, per model.",
+    OptionSpec("CreateCacheRatio", ratios.default_json("CreateCacheRatio"),
+               "Price of cache-write input tokens as a multiple of input, per model (the whole table; else "
+               "1.25); one-hour writes cost 1.6 times this.", specs.ratio_map()),
+    OptionSpec("ImageRatio", ratios.default_json("ImageRatio"),
+               "Price of image input tokens as a multiple of input, per model (the whole table; else 1).",
                specs.ratio_map()),
-    OptionSpec("ImageRatio", _json(DEFAULT_IMAGE_RATIO),
-               "Price of image input tokens as a multiple of input, per model (merged over the built-in table).",
+    OptionSpec("AudioRatio", ratios.default_json("AudioRatio"),
+               "Price of audio input tokens as a multiple of input, per model (the whole table; else 1).",
                specs.ratio_map()),
-    OptionSpec("AudioRatio", _json(DEFAULT_AUDIO_RATIO),
-               "Price of audio input tokens as a multiple of input, per model (merged over the built-in table).",
-               specs.ratio_map()),
-    OptionSpec("AudioCompletionRatio", _json(DEFAULT_AUDIO_COMPLETION_RATIO),
+    OptionSpec("AudioCompletionRatio", ratios.default_json("AudioCompletionRatio"),
                "Price of audio output tokens as a multiple of the audio input price (AudioRatio), per model "
-               "(merged over the built-in table).", specs.ratio_map()),
+               "(the whole table; else 1).", specs.ratio_map()),
     OptionSpec("GroupRatio", '{"default": 1, "vip": 1, "svip": 1}', "Price multiplier per user group (0: free).",
                specs.ratio_map()),
     OptionSpec("UserUsableGroups", '{"default": "default"}',
@@ -274,15 +217,15 @@ class Options:
         v = self.values
         self.quota_per_unit: float = v["QuotaPerUnit"]
         self.retry_times: int = v["RetryTimes"]
-        self.model_ratio: dict[str, float] = {**DEFAULT_MODEL_RATIO, **v["ModelRatio"]}
-        self.completion_ratio: dict[str, float] = {**DEFAULT_COMPLETION_RATIO, **v["CompletionRatio"]}
-        self.model_price: dict[str, float] = {**DEFAULT_MODEL_PRICE, **v["ModelPrice"]}
+        # each price table is its option's value, whole (the built-in one until an admin stores one)
+        self.model_ratio: dict[str, float] = v["ModelRatio"]
+        self.completion_ratio: dict[str, float] = v["CompletionRatio"]
+        self.model_price: dict[str, float] = v["ModelPrice"]
         self.cache_ratio: dict[str, float] = v["CacheRatio"]
         self.create_cache_ratio: dict[str, float] = v["CreateCacheRatio"]
-        self.image_ratio: dict[str, float] = {**DEFAULT_IMAGE_RATIO, **v["ImageRatio"]}
-        self.audio_ratio: dict[str, float] = {**DEFAULT_AUDIO_RATIO, **v["AudioRatio"]}
-        self.audio_completion_ratio: dict[str, float] = {**DEFAULT_AUDIO_COMPLETION_RATIO,
-                                                         **v["AudioCompletionRatio"]}
+        self.image_ratio: dict[str, float] = v["ImageRatio"]
+        self.audio_ratio: dict[str, float] = v["AudioRatio"]
+        self.audio_completion_ratio: dict[str, float] = v["AudioCompletionRatio"]
         self.group_ratio: dict[str, float] = v["GroupRatio"]
         self.user_usable_groups: dict[str, str] = v["UserUsableGroups"]
         self.group_group_ratio: dict[str, dict[str, float]] = v["GroupGroupRatio"]
@@ -301,6 +244,36 @@ class Options:
         self.cooldown_max: float = v["ChannelCooldownMaxSeconds"]
         self.retry_time_limit: float = v["RetryTimeLimitSeconds"]
         self.system_name: str = v["SystemName"]
+
+    # ---- a model's prices, found as new-api finds them (faregate.billing.ratios) ----
+    def price_of(self, model: str) -> float | None:
+        """The fixed US dollars per call of ``model`` (ModelPrice, by its matching name), if any."""
+        return self.model_price.get(ratios.matching_name(model))
+
+    def ratio_of(self, model: str) -> float | None:
+        """The ModelRatio of ``model`` (by its matching name), None when it is not priced."""
+        return self.model_ratio.get(ratios.matching_name(model))
+
+    def completion_ratio_of(self, model: str) -> float:
+        """CompletionRatio's entry for ``model`` (by its matching name), else its family's."""
+        name = ratios.matching_name(model)
+        found = self.completion_ratio.get(name)
+        return found if found is not None else ratios.family_completion_ratio(name)
+
+    def cache_ratio_of(self, model: str) -> float:
+        return self.cache_ratio.get(model, 1.0)  # by the exact name, as new-api
+
+    def create_cache_ratio_of(self, model: str) -> float:
+        return self.create_cache_ratio.get(model, ratios.DEFAULT_CREATE_CACHE_RATIO)
+
+    def image_ratio_of(self, model: str) -> float:
+        return self.image_ratio.get(model, 1.0)
+
+    def audio_ratio_of(self, model: str) -> float:
+        return self.audio_ratio.get(ratios.matching_name(model), 1.0)
+
+    def audio_completion_ratio_of(self, model: str) -> float:
+        return self.audio_completion_ratio.get(ratios.matching_name(model), 1.0)
 
     def usable_groups(self, user_group: str) -> dict[str, str]:
         """The groups a user may give an API key (new-api's GetUserUsableGroups): the

@@ -24,7 +24,7 @@ GPT = "gpt-4o-mini"  # the fake OpenAI's and the fake Anthropic's models, relaye
 CLAUDE = "claude-sonnet-4-5"
 #: every model the tests relay, priced (input ratio, completion ratio)
 RATIOS = {FLASH: (0.15, 8.33), PRO: (0.625, 8), GEMINI_3: (1.0, 6), EMBEDDING: (0.075, 1),
-          GPT: (0.075, 4), CLAUDE: (1.5, 5)}
+          GPT: (0.075, 4), CLAUDE: (1.5, 5), "text-embedding-3-small": (0.01, 1)}
 
 
 @dataclass
