@@ -14,6 +14,7 @@ import pytest
 
 from faregate.db import models as m
 from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayProcess, GatewayServer
+from faregate_adapter_openai.testing import FakeOpenAI
 
 NEW_PASSWORD = "a-new-password-42"
 
@@ -167,3 +168,26 @@ def test_sessions_travel_between_nodes_and_die_everywhere(tmp_path: object, redi
     finally:
         node_a.stop()
         node_b.stop()
+
+
+async def test_a_logged_out_cookie_prices_as_a_visitor(gateway: GatewayServer, admin: AdminClient,
+                                                      fake_openai: FakeOpenAI) -> None:
+    """The public pricing page reads the caller's group from the session: a copy of a cookie
+    logged out must not still show what that user's group may use."""
+    await admin.add_channel(base_url=fake_openai.base_url, models="gpt-4o")
+    await admin.add_channel(base_url=fake_openai.base_url, models="o3-mini", group="svip")
+    await admin.set_option("UserUsableGroups", {"default": "default"})  # svip: its members only
+    dave = await _user(admin, "dave")
+    await admin.ok("PUT", "/api/user/", json={"id": dave.user_id, "username": "dave", "group": "svip"})
+    await dave.ok("POST", "/api/user/login", json={"username": "dave", "password": ROOT_PASSWORD})
+    copied = dave.http.cookies.get("session") or ""
+
+    async def models_seen() -> list[str]:
+        async with httpx.AsyncClient(base_url=gateway.base_url) as bare:
+            body = (await bare.get("/api/pricing", headers={"Cookie": f"session={copied}"})).json()
+        return [d["model_name"] for d in body["data"]]
+
+    assert "o3-mini" in await models_seen()
+    await dave.ok("GET", "/api/user/logout")
+    assert await models_seen() == ["gpt-4o"]
+    await dave.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from quart import Blueprint, Response, session
+from quart import Blueprint, Response
 from quart_schema import document_response
 from tortoise import connections
 
@@ -100,7 +100,7 @@ async def pricing() -> Response:
     ``GroupRatio``)."""
     snapshot = gateway().snapshot
     options = snapshot.options
-    user = snapshot.users.get(int(session.get("id") or 0))
+    user = gateway().services.accounts.session_user()  # a live login only (not one logged out)
     user_group = user.group if user is not None else "default"
     usable = options.usable_groups(user_group)
     served: dict[str, list[str]] = {}
