@@ -26,7 +26,7 @@ def test_add_a_channel_test_it_chat_and_see_the_usage(admin_page: Page, web: Web
     row.get_by_role("button", name="Test first-line").click()
     probe = page.get_by_role("dialog", name="Test first-line")
     probe.get_by_role("button", name="Run the test").click()
-    expect(probe.get_by_text(re.compile(r"The test succeeded in [\d.]+ s"))).to_be_visible()
+    expect(probe.get_by_text(re.compile(r"The test succeeded in [\d.]+ s"))).to_be_visible(timeout=20_000)
     probe.get_by_role("button", name="Close").click()
 
     page.get_by_role("link", name="Playground").click()

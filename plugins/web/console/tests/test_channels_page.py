@@ -36,7 +36,7 @@ def test_add_test_prioritise_and_toggle_a_channel(admin_page: Page, web: Web) ->
     probe = page.get_by_role("dialog", name="Test web-openai")
     expect(probe.get_by_label("Test model")).to_have_value(MODEL)
     probe.get_by_role("button", name="Run the test").click()
-    expect(probe.get_by_text(re.compile(r"The test succeeded in [\d.]+ s"))).to_be_visible()
+    expect(probe.get_by_text(re.compile(r"The test succeeded in [\d.]+ s"))).to_be_visible(timeout=20_000)
     probe.get_by_role("button", name="Close").click()
     expect(probe).to_be_hidden()
 

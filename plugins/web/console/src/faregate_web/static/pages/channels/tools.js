@@ -39,7 +39,7 @@ export function TestDialog ({ channel }) {
       </select></${Field}>
     <${Field} label=${t('endpointType')}>
       <select name="endpoint_type" value=${endpoint} onChange=${e => setEndpoint(e.currentTarget.value)}>
-        ${ENDPOINT_TYPES.map(e => html`<option value=${e}>${e || t('endpointChat')}</option>`)}
+        ${ENDPOINT_TYPES.map(e => html`<option value=${e}>${e || t('endpointAuto')}</option>`)}
       </select></${Field}>
     <button type="submit" disabled=${busy} aria-busy=${busy}>${busy ? t('testing') : t('runTest')}</button>
   </form>
