@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -18,11 +19,43 @@ import httpx
 ROOT_PASSWORD = "faregate-test-pw"
 
 
+def _ephemeral_low() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as fh:
+            return int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
+    """A loopback port free now, for a process that binds it a moment later. Taken below
+    the kernel's ephemeral range: a port the kernel handed out (port 0) may meanwhile become
+    the source port of some outgoing connection, and then the gateway cannot bind it (a CI
+    run lost a whole worker's tests to that)."""
+    low = _ephemeral_low()
+    if low > 11000:
+        for _ in range(200):
+            port = random.randrange(10000, low - 1000)
+            with socket.socket() as sock:
+                try:
+                    sock.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        bound: int = sock.getsockname()[1]
+        return bound
+
+
+def listening_socket() -> socket.socket:
+    """A bound, listening loopback socket on a port the kernel picks, for a server in this
+    process (handed to Hypercorn as ``fd://``): no window in which another socket takes it."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    return sock
 
 
 class AdminClient:
@@ -91,7 +124,8 @@ class GatewayServer:
         self.plugins = plugins
         self.settings = {"data_dir": data_dir, "db_url": db_url, "flush_interval": 0.01,
                          **(settings or {})}
-        self.port = free_port()
+        self._socket = listening_socket()
+        self.port: int = self._socket.getsockname()[1]
         self.base_url = f"http://127.0.0.1:{self.port}"
         self._shutdown = asyncio.Event()
         self._task: asyncio.Task[Any] | None = None
@@ -111,24 +145,44 @@ class GatewayServer:
         plugins = self.plugins if self.plugins is not None else load_plugins()
         self.app = create_app(plugins, self.settings)
         config = Config()
-        config.bind = [f"127.0.0.1:{self.port}"]
+        config.bind = [f"fd://{self._socket.detach()}"]  # Hypercorn owns the bound socket from here
         config.accesslog = None
         config.graceful_timeout = 5
         self._task = asyncio.create_task(serve(self.app, config, shutdown_trigger=self._shutdown.wait))
-        async with httpx.AsyncClient() as client:
-            for _ in range(200):
-                if self._task.done():
-                    self._task.result()
-                with contextlib.suppress(httpx.HTTPError):
-                    if (await client.get(self.base_url + "/api/status")).status_code == 200:
-                        return
-                await asyncio.sleep(0.05)
-        raise RuntimeError("gateway did not start")
+        try:
+            async with httpx.AsyncClient() as client:
+                for _ in range(200):
+                    if self._task.done():
+                        self._task.result()
+                    with contextlib.suppress(httpx.HTTPError):
+                        if (await client.get(self.base_url + "/api/status")).status_code == 200:
+                            return
+                    await asyncio.sleep(0.05)
+            raise RuntimeError("gateway did not start")
+        except BaseException:
+            await self._close_after_failure()
+            raise
+
+    async def _close_after_failure(self) -> None:
+        """A gateway that failed after its start-up ran (the database opened, tortoise's one
+        global context taken) must still run its shutdown, or every later gateway of this
+        test process fails to start."""
+        self._shutdown.set()
+        if self._task is not None and not self._task.done():
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._task, 30)
+        with contextlib.suppress(Exception):
+            await self.app.shutdown()
 
     async def stop(self) -> None:
         self._shutdown.set()
         if self._task is not None:
-            await asyncio.wait_for(self._task, 30)
+            try:
+                await asyncio.wait_for(self._task, 30)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await self.app.shutdown()
+                raise
 
 
 class GatewayProcess:
