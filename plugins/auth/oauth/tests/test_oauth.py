@@ -68,6 +68,20 @@ async def test_server_started_flow_with_pkce(site: OAuthSite) -> None:
         assert done.status_code == 302 and done.headers["Location"] == "/console/token"
         token_call = [s for s in site.fake.seen if s[0] == "POST"][-1][2]
         assert token_call["code_verifier"] and token_call["redirect_uri"] == params["redirect_uri"]
+    async with httpx.AsyncClient(base_url=site.gateway.base_url) as http:
+        # callback=page: back to new-api's page /oauth/<provider>, whose script reads the answer
+        start = await http.get(f"/api/oauth/{site.name}/authorize",
+                               params={"callback": "page", "return_to": "/console/token"})
+        params = dict(parse_qsl(urlsplit(start.headers["Location"]).query))
+        assert params["redirect_uri"] == f"{SITE}/oauth/{site.name}" and params["code_challenge_method"] == "S256"
+        assert ("nonce" in params) == (site.name == "oidc")
+        back = dict(parse_qsl(urlsplit(site.fake.approve(params)).query))
+        done = await http.get(f"/api/oauth/{site.name}", params=back)
+        assert done.status_code == 200 and done.json()["data"]["username"] in ("octo", "nelly", "tux", "olive")
+        token_call = [s for s in site.fake.seen if s[0] == "POST"][-1][2]
+        assert token_call["code_verifier"] and token_call["redirect_uri"] == params["redirect_uri"]
+        other = await http.get(f"/api/oauth/{site.name}/authorize", params={"callback": "popup"})
+        assert other.status_code == 400 and "callback" in other.json()["message"]
 
 
 async def test_a_user_with_2fa_still_passes_it(site: OAuthSite) -> None:

@@ -2,7 +2,9 @@
 invitation code), ``GET /api/oauth/<provider>?code&state`` (log in, sign up or, with a login
 session, bind), plus ``GET /api/oauth/<provider>/authorize?return_to=/path``, which starts
 the whole flow on the server (PKCE, an OIDC nonce, the exact redirect URI) and ends it with
-a redirect to ``return_to``, a path on this site only.
+a redirect to ``return_to``, a path on this site only; with ``callback=page`` the provider
+sends the browser to new-api's frontend callback ``/oauth/<provider>`` instead, whose script
+calls the callback and reads its answer (the user, the 2FA step, or why it failed).
 
 A state is a one-time secret of the core as well as the session's: the callback needs both
 (so a link with someone else's state, a CSRF login, fails), uses it up, and a state made
@@ -108,17 +110,24 @@ def make_blueprint(services: Services) -> Blueprint:
     @document_response(Done)
     async def authorize(provider_name: str) -> Response:
         """302 to the provider. ``return_to`` (a path here) is where the callback sends the
-        browser after a login or binding."""
+        browser after a login or binding. ``callback=page``: the provider sends the browser
+        to the page ``/oauth/<provider>`` (new-api's redirect URI), whose script calls the
+        callback and gets its JSON answer; ``return_to`` is then not used."""
         provider = provider_for(provider_name)
         if not services.options.value(provider.enabled):
             return fail(f"{provider.title} login is not enabled by the administrator")
-        return_to = safe_return_to(_query("return_to", 512) or "/")
+        callback_kind = _query("callback", 8) or "api"
+        if callback_kind not in ("api", "page"):
+            raise BadInput("callback must be api or page", status=400)
+        via_page = callback_kind == "page"
+        # a page's flow answers its script, which goes on by itself: no redirect at the end
+        return_to = "" if via_page else safe_return_to(_query("return_to", 512) or "/")
         refused = await start_refused()
         if refused is not None:
             return refused
         verifier = secrets.token_urlsafe(48)
         nonce = secrets.token_urlsafe(16) if provider.name == "oidc" else ""
-        uri = redirect_uri(provider, api=True)
+        uri = redirect_uri(provider, api=not via_page)
         try:
             endpoints = await client.endpoints(provider)
         except OAuthFailed as exc:
