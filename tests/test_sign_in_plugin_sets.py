@@ -60,6 +60,9 @@ async def _telegram_works(admin: AdminClient, http: httpx.AsyncClient) -> None:
     data = sign({"id": "1", "first_name": "T", "auth_date": str(int(time.time()))}, BOT_TOKEN)
     answer = (await http.get("/api/oauth/telegram/login", params=data)).json()
     assert answer["success"] is False and "bind it first" in answer["message"]  # checked, found no binding
+    # the bot's public id for the script-free login, never the token's secret part
+    status = (await http.get("/api/status")).json()
+    assert status["data"]["telegram_bot_id"] == "123456" and "bot-token" not in str(status)
 
 
 async def _wechat_works(admin: AdminClient, http: httpx.AsyncClient) -> None:

@@ -125,6 +125,7 @@ class StatusData(Shape):
     oidc_authorization_endpoint: str
     telegram_oauth: bool
     telegram_bot_name: str
+    telegram_bot_id: str
     wechat_login: bool
     wechat_qrcode: str
     passkey_login: bool
@@ -188,6 +189,7 @@ def _sign_in_and_payment(values: Mapping[str, Any]) -> dict[str, Any]:
         "oidc_enabled": on("oidc.enabled"), "oidc_client_id": text("oidc.client_id"),
         "oidc_authorization_endpoint": text("oidc.authorization_endpoint"),
         "telegram_oauth": on("TelegramOAuthEnabled"), "telegram_bot_name": text("TelegramBotName"),
+        "telegram_bot_id": _bot_id(text("TelegramBotToken")),
         "wechat_login": on("WeChatAuthEnabled"), "wechat_qrcode": text("WeChatAccountQRCodeImageURL"),
         "passkey_login": on("passkey.enabled"), "passkey_display_name": text("passkey.rp_display_name"),
         "passkey_rp_id": text("passkey.rp_id"),
@@ -195,6 +197,14 @@ def _sign_in_and_payment(values: Mapping[str, Any]) -> dict[str, Any]:
         "server_address": text("ServerAddress"),
         "price": number("Price"), "stripe_unit_price": number("StripeUnitPrice"), "min_topup": int(number("MinTopUp")),
     }
+
+
+def _bot_id(token: str) -> str:
+    """The bot's numeric id, the part of its token before the colon: public (it is the bot's
+    Telegram user id), and what Telegram's script-free login (oauth.telegram.org/auth?bot_id=)
+    needs; the secret part after the colon is never shown."""
+    bot_id, colon, _ = token.partition(":")
+    return bot_id if colon and bot_id.isdigit() and len(bot_id) <= 20 else ""
 
 
 class PluginReportView(Shape):
