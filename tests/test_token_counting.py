@@ -290,3 +290,35 @@ async def test_every_endpoint_without_usage_is_billed_on_the_exact_count(serve: 
     assert row.prompt_tokens == prompt(SMALL) != rule(SMALL)  # the string input is one message
     assert jsonutil.loads(row.other)["token_counter"] == "words"
     assert served.counter.asked.count(MODEL) == 5  # compaction's upstream model: the base name
+
+
+async def test_gemini_embeddings_without_usage_are_billed_on_the_exact_count(serve: Any, fake_gemini: Any) -> None:
+    """``embedContent`` and ``batchEmbedContents`` (the Gemini plugin's driver) settle a usage-less
+    answer on the input as the format counts it, re-run with the model's tokenizer, as the OpenAI
+    plugin's embeddings do (a Gemini model has no tokenizer in this repository: a counter's plugin
+    may bring one)."""
+    from faregate_adapter_gemini.testing import EMBEDDING
+    from faregate_adapter_gemini.testing.fixtures import FAKE_GEMINI_KEY
+
+    served = await serve(WordCounter(models=(EMBEDDING,)), adapters=(OPENAI, "faregate-adapter-gemini"))
+    await served.admin.add_channel(base_url=fake_gemini.base_url, type=24, key=FAKE_GEMINI_KEY, name="gemini",
+                                   models=EMBEDDING)
+    await served.admin.set_option("SelfUseModeEnabled", "true")  # the price is not the point
+    fake_gemini.embedding_usage = False
+    one = {"content": {"parts": [{"text": SMALL}]}}
+    batch = {"requests": [{"model": f"models/{EMBEDDING}", "content": {"parts": [{"text": t}]}}
+                          for t in (SMALL, "two words")]}
+    expected = []
+    for action, body in ((":embedContent", one), (":batchEmbedContents", batch)):
+        resp = await served.post(f"/v1beta/models/{EMBEDDING}{action}", body, **{"x-goog-api-key": served.key})
+        assert resp.status_code == 200, resp.text
+        expected.append(prompt(SMALL) if action == ":embedContent" else prompt(SMALL) + prompt("two words"))
+    for _ in range(300):
+        await served.server.gateway.ledger.flush()
+        rows = await m.Log.filter(type=m.LOG_CONSUME).order_by("id")
+        if len(rows) == 2:
+            break
+        await asyncio.sleep(0.02)
+    assert [r.prompt_tokens for r in rows] == expected != [rule(SMALL), rule(SMALL) + rule("two words")]
+    assert [jsonutil.loads(r.other)["token_counter"] for r in rows] == ["words", "words"]
+    assert [jsonutil.loads(r.other)["usage_source"] for r in rows] == ["estimated", "estimated"]

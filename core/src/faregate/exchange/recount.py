@@ -8,8 +8,9 @@ made when a bill turns out to need it, by re-running the format's own estimate w
 exact tokenizer in force (:func:`faregate.tokens.exact_counting`), so no format keeps a
 second copy of its counting code. Chat and every conversation kind built on its driver
 (OpenAI's Responses) offer one; so do the OpenAI plugin's text completions, embeddings,
-moderations, rerank and compaction. A bill that is the prompt alone (an answer with no
-text to count: embeddings, moderations, rerank) settles through :func:`settle_on_prompt`.
+moderations, rerank and compaction, and the Gemini plugin's embeddings. A bill that is the
+prompt alone (an answer with no text to count: embeddings, moderations, rerank) settles
+through :func:`settle_on_prompt`.
 
 Where it runs: before settling, where an await is possible (a regular answer: on the loop
 when small, in a worker thread when big); settlement itself is synchronous (it may run in

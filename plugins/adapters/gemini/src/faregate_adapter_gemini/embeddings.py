@@ -3,12 +3,15 @@
 serves them in Gemini's wire format. The body goes upstream as the client sent it (each
 request's ``model`` renamed when the channel maps the model) and the answer comes back
 unchanged; billed on the upstream's ``usageMetadata.promptTokenCount``, else on the
-gateway's estimate of the input."""
+gateway's count of the input: exact where a tokenizer plugin counts the model (the tiktoken
+plugin counts OpenAI's models only, so a Gemini model keeps the four-characters rule unless
+another plugin counts it), as the OpenAI plugin's embeddings."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 from faregate.api import (
@@ -24,6 +27,8 @@ from faregate.api import (
     Usage,
     bad_request,
     json_loads,
+    offer_exact_recount,
+    settle_on_prompt,
 )
 from faregate_adapter_gemini.fields import get
 from faregate_adapter_gemini.names import BATCH_EMBED, EMBED, EMBED_KIND
@@ -130,8 +135,8 @@ class EmbedOperation:
         ex.upstream_seconds += time.perf_counter() - ex.answer_at
         ex.answer_at = 0.0
         usage = read_usage(body, ex.summary.action)
-        if usage is None:  # none reported: the input as estimated
-            ex.settle(Usage(input_tokens=ex.summary.prompt_tokens), end_reason="done", estimated=True)
+        if usage is None:  # none reported: the gateway's count of the input, exact where it can be
+            await settle_on_prompt(ex)
         else:
             ex.settle(usage, end_reason="done")
         return ex.raw_json(body)
@@ -151,5 +156,12 @@ class EmbedDriver:
         else:
             summary = summarize_embed(body, ex.request)
         ex.begin(summary, body, raw)
+        # should the upstream report no usage, its bill re-runs this estimate exactly
+        offer_exact_recount(ex, partial(prompt_estimate, body, ex.request), len(raw))
         await ex.admit()
         return await ex.relay(self.operation)
+
+
+def prompt_estimate(body: dict[str, Any], request: InboundRequest) -> int:
+    """The input tokens of a checked request (re-run with the exact tokenizer in force)."""
+    return summarize_embed(body, request).prompt_tokens
