@@ -96,7 +96,7 @@ async def test_vendor_bad_bodies_are_400_and_not_stored(admin: AdminClient, body
 
 # -- models -------------------------------------------------------------------------------
 async def test_model_crud_and_computed_fields(gateway: GatewayServer, admin: AdminClient) -> None:
-    await _channel(admin, "gpt-4o,gpt-4o-mini,claude-3")
+    await _channel(admin, "gpt-4o,gpt-4o-mini,claude-3,gemini-2.5-pro-thinking-128")
     vendor = await admin.ok("POST", "/api/vendors/", json={"name": "OpenAI"})
     exact = await admin.ok("POST", "/api/models/", json={
         "model_name": "gpt-4o", "vendor_id": vendor["id"], "tags": "chat", "endpoints": '{"openai": {}}'})
@@ -145,6 +145,10 @@ async def test_model_crud_and_computed_fields(gateway: GatewayServer, admin: Adm
     await admin.ok("DELETE", f"/api/models/{unused['id']}")
     assert (await admin.call("DELETE", f"/api/models/{unused['id']}"))["success"] is False
     assert await m.ModelMeta.all().count() == 2
+    # a per-call price under new-api's matching name (a Gemini 2.5 thinking budget's), as the relay finds it
+    await admin.set_option("ModelPrice", {"gemini-2.5-pro-thinking-*": 0.02})
+    budget = await admin.ok("POST", "/api/models/", json={"model_name": "gemini-2.5-pro-thinking-128"})
+    assert budget["quota_types"] == [1]
 
 
 @pytest.mark.parametrize("body", [

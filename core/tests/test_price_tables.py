@@ -81,3 +81,32 @@ def test_lookups_as_new_api() -> None:
     assert mine.completion_ratio_of("gpt-4.1") == 2  # the built-in entry gone: the family's
     assert mine.cache_ratio_of("gpt-4o") == 1 and mine.create_cache_ratio_of("claude-3-haiku-20240307") == 2
     assert mine.price_of("dall-e-3") == 0.04  # other tables keep their defaults
+
+
+def test_the_openai_plugins_own_lookups_match_names_too() -> None:
+    """The compaction pricer and the audio per-minute rule find a model's price as the default
+    pricer does, by its matching name: a custom GPT's compaction pays ``gpt-4-gizmo-*``'s price and
+    a thinking budget's its family's ratio before the ``*-openai-compact`` wildcard (new-api's
+    GetModelPrice / GetModelRatio), and a transcription model priced by its matching name is billed
+    per minute."""
+    from types import SimpleNamespace
+    from typing import Any
+
+    from faregate_adapter_openai import audio_billing
+    from faregate_adapter_openai.responses_api.compact import CompactPricer
+
+    options = Options({"ModelPrice": '{"gpt-4-gizmo-*": 0.1, "*-openai-compact": 0.02}',
+                       "ModelRatio": '{"gemini-2.5-pro-thinking-*": 0.625, "*-openai-compact": 3}'})
+    pricer = CompactPricer(SimpleNamespace(options=options))  # type: ignore[arg-type]
+
+    def compaction(model: str) -> Any:
+        principal = SimpleNamespace(group="default", user=SimpleNamespace(group="default"))
+        return pricer.price(SimpleNamespace(model=model, principal=principal), None)  # type: ignore[arg-type]
+
+    assert compaction("gpt-4-gizmo-g-1-openai-compact") is None  # the default pricer's: gpt-4-gizmo-*'s price
+    assert options.price_of("gpt-4-gizmo-g-1-openai-compact") == 0.1
+    assert compaction("gemini-2.5-pro-thinking-128-openai-compact") is None  # its family's ratio, no wildcard
+    assert compaction("gpt-5-openai-compact").model_price == 0.02  # unpriced itself: the wildcard's
+    built_in = SimpleNamespace(options=Options({}))
+    assert audio_billing.per_minute(built_in, "gpt-4-gizmo-g-1")  # type: ignore[arg-type]
+    assert not audio_billing.per_minute(built_in, "gpt-4o-transcribe")  # type: ignore[arg-type]  # by tokens

@@ -15,7 +15,8 @@ What is here, by concept:
   however it ends); :class:`ChatOperation` / :class:`ChatDriver` relay a conversation
   endpoint that some providers serve natively (a :class:`NativeEndpoint`) and the rest
   through the canonical model; :func:`map_model` follows a channel's model mapping;
-* errors, principals, prices, log entries, reservations (a session's own, from
+* errors, principals, prices (:func:`matching_name`: the name new-api finds a model's
+  price under), log entries, reservations (a session's own, from
   :meth:`Exchange.reserve`), settings, the :class:`Services` door;
 * upstream WebSockets (:class:`WebSocketHandshake`, :class:`UpstreamWebSocket`): what an
   operation whose request has method ``WEBSOCKET`` gets back (realtime sessions);
@@ -56,6 +57,7 @@ from faregate.accounts.notify import Notification, Notifier, NotifyError, Notify
 from faregate.accounts.service import EMAIL_VERIFICATION, Account, Accounts, OneTimeSecret, SignupError
 from faregate.billing.ledger import LogEntry, Reservation
 from faregate.billing.pricing import Price, usage_quota
+from faregate.billing.ratios import matching_name
 from faregate.bounds import INT64_MAX, INT64_MIN, NumberBound, check_numbers
 from faregate.canonical import (
     ChatRequest,
@@ -312,6 +314,7 @@ __all__ = [
     "option_parsers",
     "malformed_response",
     "map_model",
+    "matching_name",
     "offer_exact_recount",
     "parse_sse_event",
     "prepare_exact_recount",

@@ -10,6 +10,7 @@ new-api's fill-in of an empty ``endpoints`` from the channel types' supported en
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
@@ -73,7 +74,7 @@ def usage() -> Usage:
     return index
 
 
-def model_view(row: m.ModelMeta, index: Usage, prices: dict[str, float]) -> dict[str, Any]:
+def model_view(row: m.ModelMeta, index: Usage, priced_per_call: Callable[[str], bool]) -> dict[str, Any]:
     names = ([row.model_name] if row.model_name in index else []) if row.name_rule == 0 \
         else sorted(n for n in index if matches(row.name_rule, row.model_name, n))
     groups = sorted({g for n in names for g in index[n][0]})
@@ -82,15 +83,19 @@ def model_view(row: m.ModelMeta, index: Usage, prices: dict[str, float]) -> dict
             "tags": row.tags, "vendor_id": row.vendor_id, "endpoints": row.endpoints, "status": row.status,
             "sync_official": row.sync_official, "name_rule": row.name_rule, "created_time": row.created_time,
             "updated_time": row.updated_time, "bound_channels": [{"name": n, "type": t} for n, t in channels],
-            "enable_groups": groups, "quota_types": sorted({1 if n in prices else 0 for n in names})}
+            "enable_groups": groups, "quota_types": sorted({1 if priced_per_call(n) else 0 for n in names})}
     if row.name_rule != 0:
         view.update(matched_models=names, matched_count=len(names))
     return view
 
 
 def views(rows: list[m.ModelMeta]) -> list[dict[str, Any]]:
-    index, prices = usage(), gateway().snapshot.options.model_price
-    return [model_view(r, index, prices) for r in rows]
+    index, options = usage(), gateway().snapshot.options
+
+    def priced_per_call(model: str) -> bool:  # found as the relay finds it: new-api's matching name
+        return options.price_of(model) is not None
+
+    return [model_view(r, index, priced_per_call) for r in rows]
 
 
 async def missing_models() -> list[str]:

@@ -352,6 +352,9 @@ def test_compaction_prices_fall_back_to_the_wildcard() -> None:
                                group_ratio_for=lambda user_group, group: {"vip": 2.0}.get(group, 1.0))
         for name, value in options.items():
             setattr(opts, name, value)
+        # the lookups by name (new-api's matching names are the core's: core/tests/test_price_tables.py)
+        opts.price_of, opts.ratio_of = opts.model_price.get, opts.model_ratio.get
+        opts.create_cache_ratio_of = lambda model: opts.create_cache_ratio.get(model, 1.25)
         pricer = compact.CompactPricer(SimpleNamespace(options=opts))  # type: ignore[arg-type]
         principal = SimpleNamespace(group="vip", user=SimpleNamespace(group="default"))
         return pricer.price(SimpleNamespace(model=model, principal=principal), None)  # type: ignore[arg-type]

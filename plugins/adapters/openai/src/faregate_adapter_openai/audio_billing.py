@@ -73,7 +73,7 @@ def duration_tokens(seconds: float) -> int:
 def per_minute(ex: Exchange, model: str) -> bool:
     """Whether ``model`` has a per-call price (read as per minute here). The options the
     default pricer reads: known before admission, so the reservation follows the same rule."""
-    return model in ex.options.model_price
+    return ex.options.price_of(model) is not None  # by new-api's matching name, as the default pricer
 
 
 # ---- transcriptions and translations --------------------------------------------------------

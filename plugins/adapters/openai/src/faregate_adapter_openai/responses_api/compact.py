@@ -6,8 +6,9 @@ renamed), the answer comes back unchanged.
 As new-api does, the request's model is ``<model>-openai-compact`` for everything the
 gateway decides (channels listing that name, the key's model limits, pricing, logs) and
 ``<model>`` upstream: the channel's model mapping applies to the base name (a mapping of the
-suffixed name itself wins). Priced by ``ModelPrice`` / ``ModelRatio`` of the suffixed name,
-else of the wildcard ``*-openai-compact``, else as any unpriced model; billed on the
+suffixed name itself wins). Priced by ``ModelPrice`` / ``ModelRatio`` of the suffixed name
+(found by new-api's matching name, as every price), else of the wildcard ``*-openai-compact``,
+else as any unpriced model; billed on the
 answer's usage (input and output), or, without one, on the gateway's count of the input
 only (exact where a tokenizer knows the model; the compacted output is encrypted: its size
 says nothing reliable of its tokens)."""
@@ -36,6 +37,7 @@ from faregate.api import (
     estimator,
     json_loads,
     map_model,
+    matching_name,
     offer_exact_recount,
     settle_on_prompt,
 )
@@ -163,16 +165,19 @@ class CompactPricer:
         options = self.services.options
         assert ex.principal is not None
         group_ratio = float(options.group_ratio_for(ex.principal.user.group, ex.principal.group))
-        if model in options.model_price:
+        # the model's own price or ratio, found as the default pricer finds it (new-api's matching
+        # name); the wildcard stands in only for a name that stays a compaction's once matched (a
+        # custom GPT's or a thinking budget's compaction is priced as its family, as new-api)
+        if options.price_of(model) is not None or not matching_name(model).endswith(SUFFIX):
             return None
         if WILDCARD in options.model_price:
             return Price(model_price=float(options.model_price[WILDCARD]), group_ratio=group_ratio,
                          quota_per_unit=options.quota_per_unit)
-        if model in options.model_ratio or WILDCARD not in options.model_ratio:
+        if options.ratio_of(model) is not None or WILDCARD not in options.model_ratio:
             return None
         return Price(model_ratio=float(options.model_ratio[WILDCARD]),
                      completion_ratio=float(options.completion_ratio.get(model, options.completion_ratio.get(
                          WILDCARD, 1.0))),
                      cache_ratio=float(options.cache_ratio.get(model, options.cache_ratio.get(WILDCARD, 1.0))),
-                     cache_write_ratio=float(options.create_cache_ratio.get(model, 1.25)),
+                     cache_write_ratio=float(options.create_cache_ratio_of(model)),
                      group_ratio=group_ratio, quota_per_unit=options.quota_per_unit)
