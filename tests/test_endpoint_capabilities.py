@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import openai
 import pytest
+import websockets
 
 from faregate.db import models as m
 from faregate.testing.harness import AdminClient, GatewayServer
@@ -66,3 +68,36 @@ async def test_a_type_no_installed_plugin_serves_is_a_503_naming_the_endpoint(
             assert failed.value.status_code == 503 and failed.value.code == "channel:invalid_type"
             assert (f"no channel for model `orphan-model` can serve the {endpoint} endpoint: channel type 9999 has "
                     "no provider plugin installed") in failed.value.message
+
+
+async def test_capability_is_checked_before_the_price(gateway: GatewayServer, admin: AdminClient) -> None:
+    """A model without a price that only channels unable to serve the endpoint have gets the 400
+    ``endpoint_not_supported`` naming the endpoint, not the price error (checked from the routing
+    snapshot before any price is looked for): on every driver, the core's chat and each plugin's."""
+    unpriced, image_only = "unpriced-deepseek-model", "unpriced-replicate-model"
+    nowhere = "http://127.0.0.1:9"  # never called
+    await admin.add_channel(base_url=nowhere, type=43, name="deepseek", models=f"{unpriced},{unpriced}-openai-compact")
+    await admin.add_channel(base_url=nowhere, type=56, name="replicate", models=image_only)
+    key = await admin.add_token()
+    calls: list[tuple[str, str, dict[str, Any]]] = [  # (endpoint, path, body)
+        ("embeddings", "/v1/embeddings", {"model": unpriced, "input": "x"}),
+        ("moderations", "/v1/moderations", {"model": unpriced, "input": "x"}),
+        ("audio_speech", "/v1/audio/speech", {"model": unpriced, "voice": "alloy", "input": "x"}),
+        ("images", "/v1/images/generations", {"model": unpriced, "prompt": "a cat"}),
+        ("rerank", "/v1/rerank", {"model": unpriced, "query": "q", "documents": ["a", "b"]}),
+        ("responses_compact", "/v1/responses/compact", {"model": unpriced, "input": "x"}),
+        ("chat", "/v1/chat/completions", {"model": image_only, "messages": [{"role": "user", "content": "x"}]}),
+        ("completions", "/v1/completions", {"model": image_only, "prompt": "x"}),
+        ("responses", "/v1/responses", {"model": image_only, "input": "x"}),
+        ("gemini_embeddings", f"/v1beta/models/{unpriced}:embedContent", {"content": {"parts": [{"text": "x"}]}}),
+    ]
+    async with httpx.AsyncClient(base_url=gateway.base_url, headers={"Authorization": f"Bearer {key}"}) as http:
+        for endpoint, path, body in calls:
+            answer = await http.post(path, json=body)
+            assert answer.status_code == 400 and f"serves the {endpoint} endpoint" in answer.text, answer.text
+    url = gateway.base_url.replace("http://", "ws://") + f"/v1/realtime?model={unpriced}"
+    with pytest.raises(websockets.InvalidStatus) as refused:
+        async with websockets.connect(url, additional_headers={"Authorization": f"Bearer {key}"}):
+            pass
+    assert refused.value.response.status_code == 400
+    assert b"serves the realtime endpoint" in refused.value.response.body

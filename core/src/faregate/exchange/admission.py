@@ -13,6 +13,7 @@ from faregate.billing.ledger import InsufficientQuota
 from faregate.billing.pricing import Price, reserve_quota
 from faregate.db import models as m
 from faregate.errors import GatewayError, bad_request, model_not_found
+from faregate.exchange.attempts import Operation, unable_channels
 from faregate.hooks import await_me_maybe
 from faregate.multipart import Form, is_multipart, parse_form
 from faregate.principals import AuthRequest, Principal
@@ -132,8 +133,9 @@ def price(ex: Exchange) -> Price:
     raise GatewayError(500, f"no price configured for model {ex.model}", code="model_price_error")
 
 
-async def admit(ex: Exchange) -> None:
-    """A routable model, a price, every quota check, then the reservation."""
+async def admit(ex: Exchange, operation: Operation | None = None) -> None:
+    """A routable model, a channel that can serve ``operation``'s endpoint (when given), a
+    price, every quota check, then the reservation."""
     gw = ex.gateway
     principal = ex.principal
     summary = ex.summary
@@ -144,6 +146,10 @@ async def admit(ex: Exchange) -> None:
                                principal.auto_groups[0])
     if not gw.snapshot.levels(principal.group, summary.model) and principal.pinned_channel is None:
         raise model_not_found(summary.model, principal.group)
+    if operation is not None:
+        # from the routing snapshot, no database: a model only channels that cannot serve the
+        # endpoint have is told so (naming the endpoint) rather than that it has no price
+        unable_channels(ex, operation)
     ex.price = price(ex)
     estimate = reserve_quota(ex.price, summary.prompt_tokens,
                              summary.max_tokens or gw.snapshot.options.default_max_tokens)

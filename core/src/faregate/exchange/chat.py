@@ -202,8 +202,9 @@ class ChatDriver:
         ex.begin(summary, body, raw)
         # should the upstream report no usage, its bill re-runs this estimate exactly
         recount.offer_exact_recount(ex, partial(_prompt_tokens, ex.format, body, ex.request), len(raw))
-        await ex.admit()
-        return await ex.relay(self.operation_for(ex))
+        operation = self.operation_for(ex)
+        await ex.admit(operation)
+        return await ex.relay(operation)
 
 
 def _prompt_tokens(fmt: InboundFormat, body: dict[str, Any], request: InboundRequest) -> int:

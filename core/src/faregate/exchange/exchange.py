@@ -163,8 +163,10 @@ class Exchange:
         assert self.principal is not None, "authenticate before begin"
         admission.check_model_allowed(self.principal, summary.model)
 
-    async def admit(self) -> None:
-        await admission.admit(self)
+    async def admit(self, operation: Operation | None = None) -> None:
+        """Price, quota checks, reservation; given the ``operation`` that will relay the request,
+        a model whose channels cannot serve its endpoint is refused first, naming the endpoint."""
+        await admission.admit(self, operation)
 
     # ---- attempts ---------------------------------------------------------------------
     async def relay(self, operation: Operation) -> Outcome:

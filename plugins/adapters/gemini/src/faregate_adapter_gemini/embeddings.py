@@ -158,7 +158,7 @@ class EmbedDriver:
         ex.begin(summary, body, raw)
         # should the upstream report no usage, its bill re-runs this estimate exactly
         offer_exact_recount(ex, partial(prompt_estimate, body, ex.request), len(raw))
-        await ex.admit()
+        await ex.admit(self.operation)
         return await ex.relay(self.operation)
 
 

@@ -219,7 +219,7 @@ class AudioDriver:
             ex.extra[UPLOAD_KEY] = Upload(form, form_type, seconds)
             summary = audio_billing.transcription_summary(ask, seconds, audio_billing.per_minute(ex, ask.model))
             ex.begin(summary, dict(form.fields), ex.raw)
-        await ex.admit()
+        await ex.admit(self.operation)
         return await ex.relay(self.operation)
 
 

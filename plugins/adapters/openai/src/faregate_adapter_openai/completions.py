@@ -250,7 +250,7 @@ class CompletionsDriver:
         ex.begin(summary, body, raw)
         # should the upstream report no usage, its bill re-runs this estimate exactly
         offer_exact_recount(ex, partial(prompt_estimate, body), len(raw))
-        await ex.admit()
+        await ex.admit(OPERATION)
         return await ex.relay(OPERATION)
 
 

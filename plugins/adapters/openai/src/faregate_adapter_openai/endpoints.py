@@ -244,7 +244,7 @@ class JsonDriver:
         ex.begin(summary, body, raw)
         # should the upstream report no usage, its bill re-runs this estimate exactly
         offer_exact_recount(ex, partial(prompt_estimate, self.summarize, body, ex.request), len(raw))
-        await ex.admit()
+        await ex.admit(self.operation)
         return await ex.relay(self.operation)
 
 

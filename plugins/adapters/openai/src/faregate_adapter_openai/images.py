@@ -195,7 +195,7 @@ class ImageDriver:
             ask = image_requests.generation(body) if self.kind == GENERATIONS else image_requests.json_edit(body)
         ex.extra[ASK_KEY] = ask
         ex.begin(ask.summary(), body, raw)
-        await ex.admit()
+        await ex.admit(self.operation)
         return await ex.relay(self.operation)
 
 

@@ -210,5 +210,5 @@ class RerankDriver:
         ex.begin(summary, body, raw)
         # should the upstream report no usage, its bill re-runs this estimate exactly
         offer_exact_recount(ex, partial(prompt_estimate, summarize_rerank, body, ex.request), len(raw))
-        await ex.admit()
+        await ex.admit(OPERATION)
         return await ex.relay(OPERATION)

@@ -120,14 +120,14 @@ class RealtimeDriver:
         await ex.authenticate()
         model = read_model(request.query)
         ex.begin(RequestSummary(model=model, stream=True, max_tokens=self.reserve_output, prompt_tokens=0), {}, b"")
-        await ex.admit()
+        dial = RealtimeDial(p.wants_beta(request.headers, request.subprotocols))
+        await ex.admit(dial)
         assert ex.reservation is not None
         bill = SessionBill(ex, ex.reservation, self.reserve_output)
         needed = bill.amount()  # audio output may cost more than the text-priced admission
         if needed > ex.reservation.amount:
             ex.reservation.refund()  # given back first: the two are never held at once
             ex.reservation = bill.standing = await ex.reserve(needed)
-        dial = RealtimeDial(p.wants_beta(request.headers, request.subprotocols))
         await ex.relay(dial)
         assert dial.websocket is not None
         # from here the session owns the reservation (no await until its own try/finally)

@@ -143,7 +143,7 @@ class CompactDriver:
         # should the upstream report no usage, its bill re-runs this estimate exactly
         offer_exact_recount(ex, lambda: summarize_compact(body).prompt_tokens, len(raw))
         try:
-            await ex.admit()
+            await ex.admit(self.operation)
         except GatewayError as err:
             if err.code == "model_not_found":  # say what new-api's channels list for compaction
                 err.message += f"; compaction routes to channels that list `{ex.model}`"
