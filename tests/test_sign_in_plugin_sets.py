@@ -47,6 +47,8 @@ async def _passkeys_work(admin: AdminClient, http: httpx.AsyncClient) -> None:
 async def _email_works(admin: AdminClient, http: httpx.AsyncClient) -> None:
     answer = (await http.get("/api/reset_password", params={"email": "someone@example.com"})).json()
     assert answer["success"] is True and "reset link" in answer["message"]
+    await admin.set_option("EmailVerificationEnabled", True)  # a code can be sent: the status says so
+    assert (await http.get("/api/status")).json()["data"]["email_verification"] is True
 
 
 async def _oauth_works(admin: AdminClient, http: httpx.AsyncClient) -> None:
@@ -105,4 +107,23 @@ async def test_one_sign_in_plugin_alone(plugin: str, make_gateway: Any, monkeypa
         await WORKS[plugin](admin, http)
         assert (await http.post("/api/user/login", json={"username": "root", "password": ROOT_PASSWORD})).json()[
             "success"] is True
+    await admin.close()
+
+
+async def test_email_verification_needs_the_email_plugin(make_gateway: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``EmailVerificationEnabled`` is the core's option (sign-up checks it), but the code comes from
+    the email plugin's ``GET /api/verification``: without the plugin ``GET /api/status`` says email
+    verification is off (new-api's UI would ask for a code nobody can send), and sign-up, which the
+    option still guards, says which plugin is missing."""
+    monkeypatch.setenv("FAREGATE_DISABLED_PLUGINS", "faregate-auth-email")
+    gw: GatewayServer = await make_gateway(plugins=load_plugins())
+    admin = AdminClient(gw.base_url)
+    await admin.setup_root()
+    assert "faregate-auth-email" not in {p["name"] for p in await admin.ok("GET", "/api/plugins")}
+    await admin.set_option("EmailVerificationEnabled", True)
+    async with httpx.AsyncClient(base_url=gw.base_url) as http:
+        assert (await http.get("/api/status")).json()["data"]["email_verification"] is False
+        signup = {"username": "ann", "password": "a-long-password"}
+        refused = (await http.post("/api/user/register", json=signup)).json()
+        assert refused["success"] is False and "faregate-auth-email plugin" in refused["message"]  # still enforced
     await admin.close()

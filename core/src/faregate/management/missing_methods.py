@@ -3,7 +3,9 @@ Telegram, WeChat), and the few these plugins add (the Telegram binding's state):
 plugin is not installed, its routes still answer, in the envelope, naming the plugin to
 install, instead of a bare 404 that looks like a typo.
 
-Installed after the plugins' blueprints, and only for the paths none of them serves."""
+Installed after the plugins' blueprints, and only for the paths none of them serves; the
+plugins so stood in for are kept on the app (:func:`absent`), for what ``GET /api/status``
+says can work (email verification needs the email plugin's code sender)."""
 
 from __future__ import annotations
 
@@ -37,6 +39,8 @@ METHODS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
 )
 
 _PARAM = re.compile(r"<[^>]*>")
+#: where :func:`install` leaves the plugins it stood in for (``app.extensions``)
+ABSENT = "faregate.absent_sign_in_plugins"
 
 
 def _shape(rule: str) -> str:
@@ -53,9 +57,18 @@ def _answer(plugin: str, what: str) -> Any:
 
 def install(app: Quart) -> None:
     served = {(method, _shape(rule.rule)) for rule in app.url_map.iter_rules() for method in rule.methods or ()}
+    missing: set[str] = set()
     for plugin, what, routes in METHODS:
         view = _answer(plugin, what)
         for method, path in routes:
             if (method, _shape(path)) not in served:
                 endpoint = f"{view.__name__}_{method}_{path}".replace("/", "_")
                 app.add_url_rule(path, endpoint, view, methods=[method])
+                missing.add(plugin)
+    app.extensions[ABSENT] = frozenset(missing)
+
+
+def absent(app: Quart) -> frozenset[str]:
+    """The sign-in plugins some of whose new-api routes no installed plugin serves."""
+    found: frozenset[str] = app.extensions.get(ABSENT, frozenset())
+    return found

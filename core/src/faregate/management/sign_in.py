@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field, StringConstraints
-from quart import Blueprint, Response, session
+from quart import Blueprint, Response, current_app, session
 from quart_schema import document_response, validate_request
 
 from faregate import jsonutil
@@ -23,6 +23,7 @@ from faregate.accounts.sessions import PENDING_FLOW
 from faregate.accounts.signup import SignupError, create_account
 from faregate.db import models as m
 from faregate.hooks import await_me_maybe
+from faregate.management import missing_methods
 from faregate.management.common import fail, gateway, guarded, ok, public
 from faregate.management.openapi import Body, Done, Ok
 from faregate.management.system import PASSWORD_MAX, PASSWORD_MIN
@@ -103,6 +104,10 @@ async def register(data: Registration) -> Response:
     accounts = gw.services.accounts
     email = ""
     if options.value("EmailVerificationEnabled"):
+        if "faregate-auth-email" in missing_methods.absent(current_app):  # refused still: the option says so
+            return fail("email verification is on, but no code can be sent: the faregate-auth-email plugin "
+                        "(GET /api/verification) is not installed; an administrator must install it or turn "
+                        "EmailVerificationEnabled off")
         email = normalize_email(data.email)
         if not email or not data.verification_code:
             return fail("email verification is on: send the code to your address first (GET /api/verification)")

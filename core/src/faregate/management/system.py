@@ -6,12 +6,13 @@ from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
-from quart import Blueprint, Response
+from quart import Blueprint, Response, current_app
 from quart_schema import document_response, validate_request
 
 from faregate import __version__, jsonutil
 from faregate.accounts.root import AlreadyInitialised, create_root
 from faregate.db import models as m
+from faregate.management import missing_methods
 from faregate.management.common import fail, gateway, guarded, ok, public, require
 from faregate.management.openapi import Body, Done, Ok, Shape
 from faregate.principals import Principal
@@ -162,13 +163,14 @@ async def status() -> Response:
         "demo_site_enabled": options.value("DemoSiteEnabled"),
         "database_type": gw.backend.name,
         "formats": sorted(gw.formats),
-        **_sign_in_and_payment(options.values),
+        **_sign_in_and_payment(options.values, missing_methods.absent(current_app)),
     })
 
 
-def _sign_in_and_payment(values: Mapping[str, Any]) -> dict[str, Any]:
+def _sign_in_and_payment(values: Mapping[str, Any], absent: frozenset[str]) -> dict[str, Any]:
     """new-api's status fields of the sign-in methods and payments, from their plugins'
-    options where those are installed. Only public values: client ids, never secrets."""
+    options where those are installed (``absent``: the sign-in plugins that are not). Only
+    public values: client ids, never secrets."""
     def on(key: str) -> bool:
         return values.get(key) is True
 
@@ -181,7 +183,9 @@ def _sign_in_and_payment(values: Mapping[str, Any]) -> dict[str, Any]:
         return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
     return {
-        "email_verification": on("EmailVerificationEnabled"),
+        # the option is the core's, but no code can be sent without the email plugin: new-api's UI
+        # would ask for one nobody can get
+        "email_verification": on("EmailVerificationEnabled") and "faregate-auth-email" not in absent,
         "github_oauth": on("GitHubOAuthEnabled"), "github_client_id": text("GitHubClientId"),
         "discord_oauth": on("discord.enabled"), "discord_client_id": text("discord.client_id"),
         "linuxdo_oauth": on("LinuxDOOAuthEnabled"), "linuxdo_client_id": text("LinuxDOClientId"),
