@@ -18,6 +18,7 @@ def test_every_page_path_answers_the_shell_with_a_strict_policy(web: Web) -> Non
         csp = resp.headers["content-security-policy"]
         assert "default-src 'none'" in csp and "script-src 'self' 'sha256-" in csp
         assert "unsafe-inline" not in csp and "unsafe-eval" not in csp and "frame-ancestors 'none'" in csp
+        assert "img-src 'self' data:;" in csp  # another image origin only for WeChat's QR code, when on
         assert resp.headers["x-content-type-options"] == "nosniff"
     asset = httpx.get(web.base_url + "/assets/app.js")
     assert asset.status_code == 200 and "javascript" in asset.headers["content-type"]

@@ -18,4 +18,4 @@ __version__ = "0.1.0"
 
 @hookimpl
 def register_routes(register: Callable[..., Any], services: Services) -> None:
-    register(make_blueprint())
+    register(make_blueprint(services))

@@ -4,15 +4,18 @@ everything this plugin serves.
 The import map must sit inline in the document (browsers load no import map from a
 file), so the policy allows exactly that script by its hash; every other script is a
 file from this origin. No inline script, no inline style, no eval: model output that gets
-past the Markdown sanitizer still cannot run."""
+past the Markdown sanitizer still cannot run. Images come from this origin, ``data:``, and
+the one origin an operator configured an image at (the WeChat official account's QR code)."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 import json
+import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
+from urllib.parse import urlsplit
 
 ASSETS = "/assets"
 
@@ -29,18 +32,41 @@ IMPORTS = {
 }
 
 
+#: a scheme and host (a name, IPv4 or bracketed IPv6) with an optional port, and nothing a
+#: policy could read as another source or directive
+_ORIGIN = re.compile(r"https?://(?:[a-z0-9.\-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?")
+
+
 @dataclass(frozen=True)
 class Shell:
     html: bytes
-    csp: str
+    import_map_hash: str
+
+    @property
+    def csp(self) -> str:
+        return policy(self.import_map_hash)
 
 
-def _policy(import_map_hash: str) -> str:
+@lru_cache(maxsize=64)
+def image_origin(url: str) -> str | None:
+    """The origin of an absolute http(s) image URL, for the policy's ``img-src``; None for
+    a path on this site, another scheme, or anything that is not a plain origin."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc or "@" in parts.netloc:
+        return None
+    origin = f"{parts.scheme}://{parts.netloc}".lower()
+    return origin if _ORIGIN.fullmatch(origin) else None
+
+
+def policy(import_map_hash: str, image_origins: tuple[str, ...] = ()) -> str:
     return "; ".join([
         "default-src 'none'",
         f"script-src 'self' 'sha256-{import_map_hash}'",
         "style-src 'self'",
-        "img-src 'self' data:",
+        " ".join(["img-src 'self' data:", *image_origins]),
         "font-src 'self'",
         "connect-src 'self'",
         "manifest-src 'self'",
@@ -72,7 +98,7 @@ def shell() -> Shell:
 </body>
 </html>
 """
-    return Shell(html=html.encode(), csp=_policy(digest))
+    return Shell(html=html.encode(), import_map_hash=digest)
 
 
 def security_headers(csp: str) -> dict[str, str]:

@@ -8,22 +8,33 @@ from pathlib import Path
 
 from quart import Blueprint, Response, abort, send_from_directory
 
-from faregate_web.shell import ASSETS, security_headers, shell
+from faregate.api import Services
+from faregate_web.shell import ASSETS, image_origin, policy, security_headers, shell
 
 STATIC = Path(str(resources.files("faregate_web") / "static"))
 
-#: the paths the page router (static/app.js) draws; anything else stays the gateway's 404
+#: the paths the page router (static/app.js) draws; anything else stays the gateway's 404.
+#: /oauth/<provider> is new-api's OAuth callback page (and Telegram's return address)
 PAGE_PATHS = ("/", "/login", "/register", "/setup", "/reset", "/user/reset", "/pricing", "/about",
-              "/console", "/console/<path:rest>")
+              "/oauth/<provider>", "/console", "/console/<path:rest>")
 
 
-def make_blueprint() -> Blueprint:
+def make_blueprint(services: Services) -> Blueprint:
     blueprint = Blueprint("web", __name__)
 
-    async def page(rest: str = "") -> Response:
+    def image_origins() -> tuple[str, ...]:
+        """Where the pages may load an image from besides this site: the WeChat official
+        account's QR code the sign-in dialog shows, when WeChat login is on."""
+        values = services.options.values
+        if values.get("WeChatAuthEnabled") is not True:
+            return ()
+        origin = image_origin(str(values.get("WeChatAccountQRCodeImageURL") or ""))
+        return (origin,) if origin else ()
+
+    async def page(rest: str = "", provider: str = "") -> Response:
         doc = shell()
         response = Response(doc.html, content_type="text/html; charset=utf-8")
-        response.headers.update(security_headers(doc.csp))
+        response.headers.update(security_headers(policy(doc.import_map_hash, image_origins())))
         response.headers["Cache-Control"] = "no-cache"
         return response
 

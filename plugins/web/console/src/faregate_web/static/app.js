@@ -24,6 +24,7 @@ export const PAGES = [
   ['/user/reset', page(() => import('./pages/reset.js')), null],
   ['/pricing', page(() => import('./pages/pricing.js')), null],
   ['/about', page(() => import('./pages/about.js')), null],
+  ['/oauth/:provider', page(() => import('./pages/oauth.js')), null],
   ['/console', page(() => import('./pages/dashboard.js')), 'user', 'dashboard'],
   ['/console/playground', page(() => import('./pages/playground.js')), 'user', 'playground'],
   ['/console/token', page(() => import('./pages/keys.js')), 'user', 'keys'],

@@ -2,13 +2,13 @@
 the source with a real JavaScript parser (tree-sitter), so a test can hold the console to
 the management API's OpenAPI document without a browser.
 
-A call is ``api(path, {method})``, ``download(path, …)`` (GET) or ``fetch(path, {method})``
-(lib/api.js). The path argument may be a literal, a template (``${…}`` becomes ``{}``
-unless it names literals), a ternary or ``||`` of paths, a ``const`` holding them, a
-parameter of the enclosing function (then every call of that function in its scope says
-what it is), or ``x.name`` (every ``name: '/…'`` property of the module). A path this
-cannot tell, and a ``'/api/…'`` literal that no call uses, are reported: the test fails
-rather than miss a route."""
+A call is ``api(path, {method})``, ``download(path, …)`` (GET), ``navigate(path, …)`` (the
+browser sent to a GET route) or ``fetch(path, {method})`` (lib/api.js). The path argument may
+be a literal, a template (``${…}`` becomes ``{}`` unless it names literals), a ternary or
+``||`` of paths, a ``const`` holding them, a parameter of the enclosing function (then every
+call of that function in its scope says what it is), or ``x.name`` (every ``name: '/…'``
+property of the module). A path this cannot tell, and a ``'/api/…'`` literal that no call
+uses, are reported: the test fails rather than miss a route."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import tree_sitter_javascript
 from tree_sitter import Language, Node, Parser
 
 #: the functions that send a request, and whether their second argument may name the method
-SENDERS = {"api": True, "fetch": True, "download": False}
+SENDERS = {"api": True, "fetch": True, "download": False, "navigate": False}
 #: the wrappers in lib/api.js whose own fetch() is the call they make for their callers
 WRAPPERS = {"api", "download"}
 PREFIXES = ("/api/", "/pg/")

@@ -1,5 +1,6 @@
 // Log in: password, then new-api's second step when the account has 2FA (TOTP or a
-// backup code); a passkey when the passkeys plugin is on.
+// backup code); a passkey when the passkeys plugin is on; the outside accounts the site
+// turned on (signin/outside.js).
 import { useState } from 'preact/hooks'
 import { useLocation } from 'preact-iso/router'
 import { html } from '../lib/html.js'
@@ -8,6 +9,8 @@ import { translator } from '../lib/i18n.js'
 import { useSession } from '../lib/session.js'
 import { ErrorText, Field, Page } from '../lib/ui.js'
 import { getAssertion } from '../lib/passkey.js'
+import { OutsideSignIn } from './signin/outside.js'
+import { SecondFactor } from './signin/second.js'
 
 export const strings = {
   en: {
@@ -15,9 +18,6 @@ export const strings = {
     username: 'Username or email',
     password: 'Password',
     submit: 'Log in',
-    code: 'Two-factor code',
-    codeHint: 'The 6-digit code from your authenticator app, or a backup code.',
-    verify: 'Verify',
     passkey: 'Log in with a passkey',
     forgot: 'Forgot your password?',
     noAccount: 'No account yet?',
@@ -28,9 +28,6 @@ export const strings = {
     username: '用户名或邮箱',
     password: '密码',
     submit: '登录',
-    code: '两步验证码',
-    codeHint: '身份验证器中的 6 位验证码，或一个备用码。',
-    verify: '验证',
     passkey: '使用 Passkey 登录',
     forgot: '忘记密码？',
     noAccount: '还没有账户？',
@@ -46,11 +43,12 @@ export default function Login () {
   const [busy, setBusy] = useState(false)
   const [second, setSecond] = useState(null) // the pending 2FA flow
 
+  const next = query.next && query.next.startsWith('/') && !query.next.startsWith('//') ? query.next : '/console'
   const done = user => {
     signedIn(user)
-    const next = query.next && query.next.startsWith('/') && !query.next.startsWith('//') ? query.next : '/console'
     route(next)
   }
+  const answer = data => (data && data.require_2fa ? setSecond(data) : done(data))
   const attempt = async work => {
     setBusy(true)
     setError(null)
@@ -60,15 +58,8 @@ export default function Login () {
     e.preventDefault()
     const form = e.currentTarget
     attempt(async () => {
-      const data = await api('/api/user/login', { method: 'POST', body: { username: form.username.value, password: form.password.value } })
-      if (data && data.require_2fa) setSecond(data)
-      else done(data)
+      answer(await api('/api/user/login', { method: 'POST', body: { username: form.username.value, password: form.password.value } }))
     })
-  }
-  const verify = e => {
-    e.preventDefault()
-    const code = e.currentTarget.code.value
-    attempt(async () => done(await api('/api/user/login/2fa', { method: 'POST', body: { code, flow_token: second.flow_token } })))
   }
   const passkey = () => attempt(async () => {
     const begin = await api('/api/user/passkey/login/begin', { method: 'POST' })
@@ -78,12 +69,7 @@ export default function Login () {
 
   return html`<${Page} title=${t('title')}>
     <div class="panel narrow">
-      ${second ? html`<form onSubmit=${verify} class="form-grid">
-          <${Field} label=${t('code')} hint=${t('codeHint')} wide>
-            <input name="code" autocomplete="one-time-code" inputmode="numeric" required maxlength="32" autofocus />
-          </${Field}>
-          <button type="submit" disabled=${busy}>${t('verify')}</button>
-        </form>`
+      ${second ? html`<${SecondFactor} flow=${second} onDone=${done} />`
       : html`<form onSubmit=${submit} class="form-grid">
           <${Field} label=${t('username')} wide><input name="username" autocomplete="username" required maxlength="128" /></${Field}>
           <${Field} label=${t('password')} wide><input name="password" type="password" autocomplete="current-password" required maxlength="128" /></${Field}>
@@ -91,6 +77,7 @@ export default function Login () {
         </form>`}
       <${ErrorText} error=${error} />
       ${status.passkey_login && !second && window.PublicKeyCredential ? html`<p><button type="button" onClick=${passkey} disabled=${busy}>${t('passkey')}</button></p>` : null}
+      ${second ? null : html`<${OutsideSignIn} next=${next} aff=${() => query.aff || ''} telegram onAnswer=${answer} />`}
       <p class="muted"><a href="/reset">${t('forgot')}</a></p>
       <p class="muted">${t('noAccount')} <a href="/register">${t('register')}</a></p>
     </div>

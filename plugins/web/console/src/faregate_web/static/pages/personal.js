@@ -1,16 +1,17 @@
 // Personal settings: the profile, display name and password (PUT /api/user/self), the
 // management API's access token (GET /api/user/token, shown once), notifications
-// (personal/notify.js), bound outside accounts, 2FA and the passkey (personal/security.js,
-// shown when their plugins are installed) and deleting the account.
+// (personal/notify.js), linked outside accounts (personal/bindings.js), 2FA and the passkey
+// (personal/security.js, shown when their plugins are installed) and deleting the account.
 import { useState } from 'preact/hooks'
 import { useLocation } from 'preact-iso/router'
 import { html } from '../lib/html.js'
 import { api, rememberUser } from '../lib/api.js'
 import { translator } from '../lib/i18n.js'
-import { quotaText, timeText } from '../lib/format.js'
+import { quotaText } from '../lib/format.js'
 import { ROLE_ADMIN, ROLE_ROOT, useSession } from '../lib/session.js'
 import { t as common } from '../lib/strings.js'
-import { ActionButton, CopyButton, ErrorText, Field, Modal, Page, Table, toast, useAsync } from '../lib/ui.js'
+import { ActionButton, CopyButton, ErrorText, Field, Modal, Page, toast, useAsync } from '../lib/ui.js'
+import { Bindings } from './personal/bindings.js'
 import { Notifications } from './personal/notify.js'
 import { Security } from './personal/security.js'
 
@@ -43,13 +44,6 @@ export const strings = {
     confirmGenerate: 'Make a new access token? The previous one stops working.',
     tokenShown: 'Your access token: copy it now, it is shown once.',
     copyToken: 'Copy the token',
-    bindings: 'Linked accounts',
-    provider: 'Provider',
-    accountId: 'Account id',
-    linked: 'Linked',
-    unbind: 'Unlink',
-    confirmUnbind: 'Unlink your {provider} account?',
-    unbound: 'Unlinked.',
     danger: 'Delete the account',
     deleteHint: 'Your account, API keys and balance are deleted for good.',
     deleteAccount: 'Delete my account',
@@ -85,13 +79,6 @@ export const strings = {
     confirmGenerate: '生成新的访问令牌？旧令牌将失效。',
     tokenShown: '你的访问令牌：请立即复制，只显示这一次。',
     copyToken: '复制令牌',
-    bindings: '账户绑定',
-    provider: '平台',
-    accountId: '账户 ID',
-    linked: '绑定时间',
-    unbind: '解绑',
-    confirmUnbind: '确定解绑 {provider} 账户？',
-    unbound: '已解绑。',
     danger: '删除账户',
     deleteHint: '账户、API 令牌和余额将被永久删除。',
     deleteAccount: '删除我的账户',
@@ -173,32 +160,6 @@ function AccessToken ({ me }) {
       <p class="secret" data-testid="access-token">${token}</p>
       <${CopyButton} text=${token} label=${t('copyToken')} />` : null}
     <p><${ActionButton} action=${generate} confirm=${t('confirmGenerate')}>${t('generate')}</${ActionButton}></p>
-  </section>`
-}
-
-function Bindings () {
-  const { status } = useSession()
-  const { data, error, reload } = useAsync(() => api('/api/user/oauth/bindings'))
-  const anyProvider = status.github_oauth || status.discord_oauth || status.linuxdo_oauth || status.oidc_enabled ||
-    status.telegram_oauth || status.wechat_login
-  if (!data || (!data.length && !anyProvider)) return html`<${ErrorText} error=${error} />`
-  const unbind = async row => {
-    await api(`/api/user/oauth/bindings/${encodeURIComponent(row.provider)}`, { method: 'DELETE' })
-    toast(t('unbound'))
-    reload()
-  }
-  const columns = [
-    { label: t('provider'), key: 'provider' },
-    { label: t('accountId'), key: 'provider_user_id' },
-    { label: t('linked'), render: r => timeText(r.created_at) },
-    {
-      label: common('actions'),
-      render: r => html`<${ActionButton} class="danger" action=${() => unbind(r)} confirm=${t('confirmUnbind', { provider: r.provider })}>${t('unbind')}</${ActionButton}>`
-    }
-  ]
-  return html`<section class="panel acct" aria-labelledby="bind-h">
-    <h2 id="bind-h">${t('bindings')}</h2>
-    <${Table} columns=${columns} rows=${data} caption=${t('bindings')} rowKey=${r => r.provider} />
   </section>`
 }
 

@@ -1,12 +1,15 @@
 // Register with a username and password (and the email code when the site asks for
-// one), then log in.
-import { useState } from 'preact/hooks'
+// one), then log in; or sign up with an outside account the site turned on (OAuth, WeChat:
+// signin/outside.js), the invitation code carried along.
+import { useRef, useState } from 'preact/hooks'
 import { useLocation } from 'preact-iso/router'
 import { html } from '../lib/html.js'
 import { api } from '../lib/api.js'
 import { translator } from '../lib/i18n.js'
 import { ErrorText, Field, Page, toast } from '../lib/ui.js'
 import { useSession } from '../lib/session.js'
+import { OutsideSignIn } from './signin/outside.js'
+import { SecondFactor } from './signin/second.js'
 
 export const strings = {
   en: {
@@ -47,10 +50,14 @@ export const strings = {
 const t = translator(strings)
 
 export default function Register () {
-  const { status } = useSession()
+  const { status, signedIn } = useSession()
   const { route, query } = useLocation()
   const [error, setError] = useState(null)
   const [busy, setBusy] = useState(false)
+  const [second, setSecond] = useState(null) // an existing account's pending 2FA (WeChat logs it in)
+  const form = useRef(null)
+  const done = user => { signedIn(user); route('/console') }
+  const answer = data => (data && data.require_2fa ? setSecond(data) : done(data))
 
   const submit = async e => {
     e.preventDefault()
@@ -87,7 +94,8 @@ export default function Register () {
   }
   return html`<${Page} title=${t('title')}>
     <div class="panel narrow">
-      <form onSubmit=${submit} class="form-grid">
+      ${second ? html`<${SecondFactor} flow=${second} onDone=${done} />` : html`
+      <form onSubmit=${submit} class="form-grid" ref=${form}>
         <${Field} label=${t('username')} wide><input name="username" autocomplete="username" required maxlength="20" /></${Field}>
         <${Field} label=${t('password')} hint=${t('passwordHint')} wide>
           <input name="password" type="password" autocomplete="new-password" required minlength="8" maxlength="64" /></${Field}>
@@ -99,6 +107,7 @@ export default function Register () {
         <${Field} label=${t('aff')} wide><input name="aff_code" maxlength="32" value=${query.aff || ''} /></${Field}>
         <button type="submit" disabled=${busy}>${t('submit')}</button>
       </form>
+      <${OutsideSignIn} aff=${() => form.current?.aff_code.value.trim() || ''} onAnswer=${answer} />`}
       <${ErrorText} error=${error} />
       <p class="muted">${t('haveAccount')} <a href="/login">${t('login')}</a></p>
     </div>
