@@ -3,7 +3,7 @@ login and register pages offer exactly the methods the site turned on; GitHub si
 user up with the invitation code and logs them in again (the server's flow with PKCE, back
 through new-api's /oauth/<provider> page); a user links OIDC and WeChat (the QR code from
 another origin, allowed by the policy for that origin only) in the personal settings and
-unlinks one; WeChat signs up; Telegram's redirect login (oauth.telegram.org stood in for by
+unlinks one; WeChat signs up (by keyboard); Telegram's redirect login (oauth.telegram.org stood in for by
 the browser's request interception, answering with data signed as Telegram signs it) links
 an account, then logs it in through its 2FA step."""
 
@@ -200,10 +200,14 @@ def test_linking_and_unlinking_in_the_personal_settings(web: Web, page: Page, ou
 def test_wechat_signs_up_with_the_code_the_official_account_gave(web: Web, page: Page, outside: Outside) -> None:
     outside.wechat.codes["515151"] = "openid-newcomer"
     page.goto("/login")
-    page.get_by_role("button", name="Continue with WeChat").click()
+    # by keyboard: the button opens the dialog, focus moves into it, Enter sends the code
+    page.get_by_role("button", name="Continue with WeChat").focus()
+    page.keyboard.press("Enter")
     dialog = page.get_by_role("dialog", name="WeChat")
+    expect(dialog).to_be_visible()
+    assert page.evaluate("document.activeElement.closest('dialog') !== null")
     dialog.get_by_label("Verification code").fill("515151")
-    dialog.get_by_role("button", name="Continue").click()
+    page.keyboard.press("Enter")
     page.wait_for_url("**/console")
     newcomer = web.ok("GET", f"/api/user/{_uid(page)}")
     assert newcomer["username"].startswith("wechat_")
