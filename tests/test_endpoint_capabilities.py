@@ -2,8 +2,9 @@
 response validation) sees them: a channel whose type cannot serve an endpoint is never chosen
 for it (a higher-priority DeepSeek channel, which serves chat and completions only, is skipped
 for speech and moderations and never called), a model only such channels serve gets a 400
-``endpoint_not_supported`` naming the endpoint, and a model whose only channel is of a type
-no installed plugin serves gets a 503 naming the endpoint too."""
+``endpoint_not_supported`` naming the endpoint (before any price is looked for: an unpriced one
+too, on every driver), and a model whose only channel is of a type no installed plugin serves gets
+a 503 naming the endpoint too."""
 
 from __future__ import annotations
 
