@@ -1,0 +1,105 @@
+"""Inbound formats (the wire formats clients speak) and their stream encoders."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
+
+from faregate.canonical import ChatRequest, ChatResponse, StreamEvent, Usage
+from faregate.contracts.values import ModelInfo, RequestSummary, Route, TokenCount
+from faregate.errors import GatewayError
+
+if TYPE_CHECKING:
+    from faregate.exchange.inbound import InboundRequest
+
+
+class StreamEncoder(ABC):
+    """Turns canonical stream events into the client's wire bytes. Stateful: one per
+    response."""
+
+    @abstractmethod
+    def encode(self, event: StreamEvent) -> bytes: ...
+
+    @abstractmethod
+    def finish(self, usage: Usage | None) -> bytes:
+        """Bytes that close the stream (e.g. OpenAI's usage chunk and ``[DONE]``)."""
+
+    @abstractmethod
+    def error(self, err: GatewayError) -> bytes:
+        """An in-band error event, for failures after the first byte was sent."""
+
+
+class InboundFormat(ABC):
+    """A wire format clients speak to the gateway (e.g. ``openai.chat``): its routes,
+    where its clients put the key, how its requests, answers and errors look."""
+
+    name: str
+    #: media type of a streamed response
+    stream_content_type: str = "text/event-stream"
+
+    @abstractmethod
+    def routes(self) -> list[Route]: ...
+
+    def api_key(self, request: InboundRequest) -> str | None:
+        """Where this format's clients put the key. Default: ``Authorization: Bearer``."""
+        from faregate.principals import bearer_token
+
+        return bearer_token(request.headers)
+
+    @abstractmethod
+    def summarize(self, body: dict[str, Any], request: InboundRequest) -> RequestSummary:
+        """Read model, stream flag and size hints; raise ``GatewayError`` 400 on bad input.
+        ``request`` carries what the body does not (path parameters, query, route options)."""
+
+    @abstractmethod
+    def parse(self, body: dict[str, Any], summary: RequestSummary) -> ChatRequest:
+        """The body in the canonical model (only when converting for another format's
+        channel); its ``model`` is ``summary.model``."""
+
+    @abstractmethod
+    def render_response(self, response: ChatResponse, requested_model: str) -> dict[str, Any]: ...
+
+    def render_reply(self, response: ChatResponse, summary: RequestSummary) -> dict[str, Any]:
+        """A converted answer to the request ``summary`` describes. Default:
+        :meth:`render_response` for the requested model; a format whose answers echo the
+        request's parameters (OpenAI Responses) overrides it and reads them from its own
+        :class:`RequestSummary` subclass."""
+        return self.render_response(response, summary.model)
+
+    @abstractmethod
+    def stream_encoder(self, summary: RequestSummary, request_id: str) -> StreamEncoder: ...
+
+    def add_system_prompt(self, body: dict[str, Any], prompt: str,
+                          override: bool) -> tuple[dict[str, Any], bool] | None:
+        """A channel's system prompt in a request passed through in this format (new-api's
+        channel setting ``system_prompt``): first when ``body`` has none; before its own
+        (newline-joined) when ``override``. Returns a new body (``body`` stays as it is)
+        and whether the request's own system prompt changed; None (the default) when the
+        format has no system prompt (the body is sent as it is)."""
+        return None
+
+    @abstractmethod
+    def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
+        """The format's error body and status for ``err``: the one renderer of this
+        format's errors (relay, model lists, token counting, body limits)."""
+
+    # model lists ---------------------------------------------------------------
+    def claims_model_list(self, request: InboundRequest) -> bool:
+        """True when a shared ``GET /v1/models`` request is in this format (by its
+        headers or query)."""
+        return False
+
+    def render_model_list(self, models: list[ModelInfo], request: InboundRequest) -> dict[str, Any] | None:
+        return None
+
+    def render_model(self, model: ModelInfo) -> dict[str, Any] | None:
+        return None
+
+    # token counting --------------------------------------------------------------
+    def count_tokens(self, body: dict[str, Any], request: InboundRequest) -> TokenCount:
+        """Validate a token-counting request and estimate its input (routes of kind
+        ``count_tokens``); raise ``GatewayError`` 400 on bad input."""
+        raise GatewayError(404, f"{self.name} has no token counting", code="not_found")
+
+    def render_token_count(self, count: TokenCount) -> dict[str, Any]:
+        return {"input_tokens": count.input_tokens}

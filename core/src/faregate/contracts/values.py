@@ -1,0 +1,119 @@
+"""The plain values the contracts pass around: routes, request summaries, token counts,
+upstream targets and requests, channel probes, model entries."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from faregate.billing.pricing import no_ratios
+
+WEBSOCKET = "WEBSOCKET"  # Route.method of a WebSocket route
+
+
+@dataclass(slots=True, frozen=True)
+class Route:
+    """A route an inbound format serves.
+
+    ``path`` uses ``{name}`` for a path parameter (``{name:path}`` lets it contain
+    slashes); the edge hands the values to the endpoint in
+    :attr:`InboundRequest.path_params`. ``kind`` names the endpoint driver that runs
+    it (``chat``, ``count_tokens``, ``models``, ``model``, … see
+    ``register_endpoint_drivers``). ``options`` are constants the format reads back
+    per request (e.g. ``{"stream": True}`` for a streaming-only path); the core reads
+    one, ``{"auth": "session"}`` (see :attr:`login_session`).
+    ``method`` is an HTTP method, or ``WEBSOCKET``. ``max_body_mb`` caps this route's
+    body below the gateway's ``max_body_mb`` (an audio upload's 25 MB, say): a larger
+    declared length is refused before a byte is read; None keeps the gateway's cap."""
+
+    method: str
+    path: str
+    kind: str = "chat"
+    options: Mapping[str, Any] = field(default_factory=dict)
+    max_body_mb: float | None = None
+
+    @property
+    def login_session(self) -> bool:
+        """A route for the logged-in user instead of an API key (new-api's playground): the
+        edge hands it the login session and admission takes that alone (with
+        ``New-Api-User``), never an API key or access token. Read when the edge installs it."""
+        return self.options.get("auth") == "session"
+
+
+@dataclass(slots=True)
+class RequestSummary:
+    """What the core needs from a client request without converting it.
+
+    ``prompt_tokens`` is the format's estimate of the whole input (system text,
+    messages, tools, images) made with the shared estimator
+    (:data:`faregate.tokens.estimator`); it sizes the reservation and bills a reply
+    whose upstream reported no usage. ``other_ratios`` multiply the request's price
+    (new-api's other ratios: an image request's ``n``, ``size`` and ``quality``, seconds
+    of audio …); they are logged by name."""
+
+    model: str
+    stream: bool = False
+    max_tokens: int | None = None
+    include_usage: bool = False
+    prompt_tokens: int = 0
+    other_ratios: Mapping[str, float] = field(default_factory=no_ratios)
+
+
+@dataclass(slots=True)
+class TokenCount:
+    """A counted request (``count_tokens`` endpoints): its model and input tokens."""
+
+    model: str
+    input_tokens: int
+
+
+@dataclass(slots=True)
+class UpstreamTarget:
+    """Where and how to call one channel for one attempt. ``model`` is the upstream
+    model name (after model mapping and rewriters): providers name no other."""
+
+    base_url: str
+    key: str
+    model: str
+    stream: bool
+    channel_type: int
+    other: str = ""
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    client_headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class UpstreamRequest:
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes | None = None
+
+
+#: what the core hands to :attr:`Provider.fetch_balance`: ``await fetch(request)`` sends one
+#: request through the core's upstream client and returns the body of a 200 answer (bounded in
+#: size and time); any other answer or a failed connection raises a ``GatewayError`` whose
+#: message is already redacted (no channel key in it)
+BalanceFetch = Callable[[UpstreamRequest], Awaitable[bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelProbe:
+    """One channel test of an endpoint kind (the admin's ``GET /api/channel/test/{id}``,
+    :meth:`Provider.probe`): a minimal request in the upstream's own wire format, and how
+    its 200 answer is told apart from something else."""
+
+    request: UpstreamRequest
+    #: reads a successful answer's body: raises ``ValueError`` (``TypeError``, ``KeyError`` …) when
+    #: it is not an answer of the endpoint, or a ``GatewayError`` the answer means (a failed job)
+    check: Callable[[bytes], object]
+    #: the statuses of a successful answer (a job vendor's ``201 Created`` too)
+    success_statuses: tuple[int, ...] = (200,)
+
+
+@dataclass(slots=True)
+class ModelInfo:
+    id: str
+    owned_by: str = "faregate"
+    created: int = 0
