@@ -157,6 +157,7 @@ def test_github_signs_a_new_user_up_with_the_invitation_then_logs_them_in(web: W
     start = [params for method, path, params in outside.github.seen if method == "GET" and "authorize" in path][-1]
     assert start["redirect_uri"] == f"{web.base_url}/oauth/github" and start["code_challenge_method"] == "S256"
 
+    page.wait_for_load_state("networkidle")  # the page's reads answered: a logout ends their session
     page.get_by_role("button", name="Log out").click()
     page.wait_for_url("**/login")
     expect(methods.get_by_role("button")).to_have_text(
@@ -250,6 +251,7 @@ def test_telegram_links_an_account_then_logs_it_in_through_its_2fa(web: Web, pag
     enabled = tele.post("/api/user/2fa/enable", json={"code": pyotp.TOTP(setup["secret"]).now()}).json()
     tele.close()
     assert enabled["success"], enabled
+    page.wait_for_load_state("networkidle")  # the page's reads answered: a logout ends their session
     page.get_by_role("button", name="Log out").click()
     page.wait_for_url("**/login")
     page.get_by_role("button", name="Continue with Telegram").click()

@@ -120,6 +120,7 @@ def test_3_a_passkey_registered_in_the_console_signs_in(fresh: str, visit: Page)
     confirm.get_by_label("Password").fill(PASSWORD)
     confirm.get_by_role("button", name="Continue").click()
     expect(page.get_by_text("A passkey is registered")).to_be_visible()
+    page.wait_for_load_state("networkidle")  # the page's reads answered: a logout ends their session
     page.get_by_role("button", name="Log out").click()
     page.wait_for_url("**/login")
     page.get_by_role("button", name="Log in with a passkey").click()
