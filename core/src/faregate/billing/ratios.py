@@ -62,6 +62,8 @@ def matching_name(model: str) -> str:
 
 _CLAUDE_FAMILIES = ("claude-3", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4", "claude-sonnet-5",
                     "claude-opus-5")
+_COMMAND_RATIOS: dict[str, float] = {"command-r": 3, "command-r-plus": 5}
+_LLAMA_RATIOS: dict[str, float] = {"llama2-70b-4096": 0.8 / 0.64, "llama3-8b-8192": 2, "llama3-70b-8192": 0.79 / 0.59}
 
 
 def family_completion_ratio(name: str) -> float:
@@ -85,10 +87,10 @@ def family_completion_ratio(name: str) -> float:
     if name.startswith("gemini-"):
         return _gemini_completion_ratio(name)
     if name.startswith("command"):
-        return {"command-r": 3, "command-r-plus": 5}.get(name, 4)
+        return _COMMAND_RATIOS.get(name, 4)
     if name.startswith(("ERNIE-Speed-", "ERNIE-Lite-", "ERNIE-Character", "ERNIE-Functions")):
         return 2
-    return {"llama2-70b-4096": 0.8 / 0.64, "llama3-8b-8192": 2, "llama3-70b-8192": 0.79 / 0.59}.get(name, 1)
+    return _LLAMA_RATIOS.get(name, 1)
 
 
 def _gpt_completion_ratio(name: str) -> float:
