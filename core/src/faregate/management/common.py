@@ -208,14 +208,17 @@ def public(view: View) -> View:
     return view
 
 
-def require(role: int) -> Callable[[View], View]:
-    """Access level: ROLE_USER, ROLE_ADMIN or ROLE_ROOT. The principal is passed as
-    the ``me`` keyword."""
+#: who is calling: (principal, None), or (None, the error response to answer with)
+_Resolver = Callable[[], Awaitable[tuple[Principal | None, Response | None]]]
+
+
+def _access(role: int, resolve: _Resolver) -> Callable[[View], View]:
+    """A view guarded by ``resolve`` and ``role``, the principal passed as ``me``."""
 
     def decorator(view: View) -> View:
         @functools.wraps(view)
         async def wrapper(*args: Any, **kwargs: Any) -> Response:
-            principal, error = await current_principal()
+            principal, error = await resolve()
             if error is not None:
                 return error
             assert principal is not None
@@ -230,26 +233,25 @@ def require(role: int) -> Callable[[View], View]:
     return decorator
 
 
+def require(role: int) -> Callable[[View], View]:
+    """Access level: ROLE_USER, ROLE_ADMIN or ROLE_ROOT. The principal is passed as
+    the ``me`` keyword."""
+    return _access(role, current_principal)
+
+
+async def _session_principal() -> tuple[Principal | None, Response | None]:
+    """The login session's live, enabled user, as :func:`current_principal` answers."""
+    gw = gateway()
+    await gw.feed.catch_up()
+    user = gw.services.accounts.session_user()
+    if user is None:
+        return None, fail("not logged in: this route needs the login session", status=401)
+    return Principal(user=user, group=user.group, via="session"), None
+
+
 def require_session(role: int) -> Callable[[View], View]:
     """Like :func:`require`, for a route a browser reaches by plain navigation (a sign-in
     widget's redirect), which cannot send ``New-Api-User``: the login session alone, never an
     access token. Without the header nothing stops a cross-site link from reaching it, so the
     route must check a proof of its own (a state given to this session)."""
-
-    def decorator(view: View) -> View:
-        @functools.wraps(view)
-        async def wrapper(*args: Any, **kwargs: Any) -> Response:
-            gw = gateway()
-            await gw.feed.catch_up()
-            user = gw.services.accounts.session_user()
-            if user is None:
-                return fail("not logged in: this route needs the login session", status=401)
-            if user.role < role:
-                return fail("permission denied: insufficient role")
-            return await view(*args, me=Principal(user=user, group=user.group, via="session"), **kwargs)
-
-        guarded_view = guarded(wrapper)
-        setattr(guarded_view, ACCESS, role)
-        return guarded_view
-
-    return decorator
+    return _access(role, _session_principal)
