@@ -2,7 +2,7 @@
 // /pg/chat/completions with the login session (billed and logged like any request). The
 // reply streams in and can be stopped; the conversation continues turn after turn. The
 // models offered are the user's (/api/user/models) that the chosen group serves (each
-// model's enable_groups in /api/pricing; `auto`: any of its groups), reloaded when the
+// model's enable_groups in /api/pricing; `auto`: any of its groups), picked again when the
 // group changes.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
@@ -83,9 +83,8 @@ function loadConfig () {
   try { return JSON.parse(localStorage.getItem(SAVED)) || {} } catch { return {} }
 }
 
-/** The user's models that `group` serves. */
-async function modelsOf (group) {
-  const [mine, pricing] = await Promise.all([api('/api/user/models'), loadPricing()])
+/** The user's models (`mine`, /api/user/models) that `group` serves, by /api/pricing. */
+function modelsOf (group, [mine, pricing]) {
   const serving = new Set(group === 'auto' ? pricing.auto_groups || [] : [group])
   const served = new Set((pricing.data || []).filter(p => (p.enable_groups || []).some(g => serving.has(g)))
     .map(p => p.model_name))
@@ -115,12 +114,13 @@ export default function Playground () {
   const bottom = useRef(null)
   const groups = useAsync(() => api('/api/user/self/groups'), [])
   const group = config.group || user.group
-  const models = useAsync(() => modelsOf(group), [group])
+  // neither answer depends on the group: loaded once, the group's share picked in render
+  const models = useAsync(() => Promise.all([api('/api/user/models'), loadPricing()]), [])
 
   useEffect(() => { localStorage.setItem(SAVED, JSON.stringify(config)) }, [config])
   useEffect(() => { bottom.current?.scrollIntoView({ block: 'end' }) }, [messages])
   useEffect(() => () => controller.current?.abort(), [])
-  const modelList = Array.isArray(models.data) ? models.data : []
+  const modelList = models.data ? modelsOf(group, models.data) : []
   const model = modelList.includes(config.model) ? config.model : (modelList[0] || '')
   const groupNames = groups.data && typeof groups.data === 'object' ? Object.keys(groups.data) : []
   const set = patch => setConfig(c => ({ ...c, ...patch }))
