@@ -29,8 +29,16 @@ def sdk(gateway: GatewayServer, key: str) -> openai.AsyncOpenAI:
 
 
 async def test_channels_that_cannot_serve_speech_or_moderations_are_skipped(
-        gateway: GatewayServer, admin: AdminClient, fake_openai: FakeOpenAI) -> None:
+        gateway: GatewayServer, admin: AdminClient, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
     await admin.set_option("SelfUseModeEnabled", "true")  # the models' prices are not the point
+    deepseek_provider = gateway.gateway.providers[43]
+    asked: list[tuple[str, int]] = []  # what the provider was asked its channel types serve
+
+    def serves(endpoint: str, channel_type: int) -> bool:
+        asked.append((endpoint, channel_type))
+        return type(deepseek_provider).serves(deepseek_provider, endpoint, channel_type)
+
+    monkeypatch.setattr(deepseek_provider, "serves", serves)
     async with FakeOpenAI(vendor=DEEPSEEK) as deepseek:
         await admin.add_channel(base_url=deepseek.base_url, type=43, name="deepseek", priority=10,
                                 models=f"{SPEECH},{MODERATION},{DEEPSEEK_ONLY}")
@@ -38,6 +46,9 @@ async def test_channels_that_cannot_serve_speech_or_moderations_are_skipped(
         async with sdk(gateway, await admin.add_token()) as client:
             speech = await client.audio.speech.create(model=SPEECH, voice="alloy", input="hello there")
             assert speech.content
+            # the skipped channel is looked at once per request: the attempts start from the set
+            # admission found (the OpenAI channel twice: admission, then its attempt)
+            assert asked == [("audio_speech", 43), ("audio_speech", 1), ("audio_speech", 1)]
             moderation = await client.moderations.create(model=MODERATION, input="a kind word")
             assert moderation.results[0].flagged is False
             assert [r["path"] for r in fake_openai.requests] == ["/v1/audio/speech", "/v1/moderations"]

@@ -21,7 +21,8 @@ What is here, by concept:
 * upstream WebSockets (:class:`WebSocketHandshake`, :class:`UpstreamWebSocket`): what an
   operation whose request has method ``WEBSOCKET`` gets back (realtime sessions);
 * the adapter kit: :class:`HttpJsonProvider`, URL joining, stream framings, the token
-  estimator, JSON; exact token counting (:class:`TokenCounter` / :class:`Tokenizer`, what
+  estimator, JSON, :func:`probe_body` (a channel test's body of each kind); exact token
+  counting (:class:`TokenCounter` / :class:`Tokenizer`, what
   ``register_token_counters`` hands over; :func:`exact_counting`, which makes the estimator
   count text with a tokenizer; :func:`offer_exact_recount`, with which a driver lets its
   request's bill be recounted exactly when the upstream reports no usage;
@@ -127,6 +128,7 @@ from faregate.jsonutil import dumps as json_dumps
 from faregate.jsonutil import dumps_str as json_dumps_str
 from faregate.jsonutil import loads as json_loads
 from faregate.kit import HttpJsonProvider, join_url, malformed_response
+from faregate.management.channel_test_kinds import probe_body
 from faregate.management.common import BadInput, fail, guarded, ok, public, require, require_session
 from faregate.management.openapi import Body, Done, Ok, Shape
 from faregate.management.verification import secure_verified
@@ -318,6 +320,7 @@ __all__ = [
     "offer_exact_recount",
     "parse_sse_event",
     "prepare_exact_recount",
+    "probe_body",
     "settle_on_prompt",
     "splitter_for",
     "sse_bytes",

@@ -231,15 +231,13 @@ class Accounts:
     async def throttled(self, account_key: str) -> Response | None:
         """Count a guess at a secret of ``account_key`` (a user, an address) from this
         client, through the login throttle: a 429 answer when over the limit, else None."""
-        from faregate.management.common import fail
+        from faregate.management.common import too_many
         from faregate.management.users import login_throttle
 
         wait = await login_throttle().attempt(request.remote_addr or "", account_key)
         if wait is None:
             return None
-        response = fail(f"too many failed attempts; try again in {int(wait)} seconds", status=429)
-        response.headers["Retry-After"] = str(int(wait))
-        return response
+        return too_many("failed attempts", wait)
 
     async def rate_limited(self, name: str, *, limit: int, window: float, key: str = "") -> Response | None:
         """Count one request of this client (by its IP, or by ``key``, an address say) in
@@ -247,16 +245,14 @@ class Accounts:
         worker and node when Redis is configured. A 429 answer when over, else None.
         Counted apart from failed logins and never given back: for requests that cost
         something (a mail sent, a row written), not for guesses (:meth:`throttled`)."""
-        from faregate.management.common import fail
+        from faregate.management.common import too_many
         from faregate.management.users import login_throttle
 
         who = f"key:{key}" if key else f"ip:{request.remote_addr or ''}"
         wait = await login_throttle().limit(name, who, limit, window)
         if wait is None:
             return None
-        response = fail(f"too many requests; try again in {int(wait)} seconds", status=429)
-        response.headers["Retry-After"] = str(int(wait))
-        return response
+        return too_many("requests", wait)
 
     async def start_refused(self, purpose: str, *, per_minute: int, max_live: int | None = None) -> Response | None:
         """For an anonymous request that leaves a one-time secret of ``purpose`` behind (an

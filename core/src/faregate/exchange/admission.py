@@ -148,8 +148,10 @@ async def admit(ex: Exchange, operation: Operation | None = None) -> None:
         raise model_not_found(summary.model, principal.group)
     if operation is not None:
         # from the routing snapshot, no database: a model only channels that cannot serve the
-        # endpoint have is told so (naming the endpoint) rather than that it has no price
-        unable_channels(ex, operation)
+        # endpoint have is told so (naming the endpoint) rather than that it has no price; the
+        # attempts start from the same set
+        levels = gw.snapshot.levels(principal.group, summary.model)
+        ex.unable_at_admission = (operation, levels, unable_channels(ex, operation))
     ex.price = price(ex)
     estimate = reserve_quota(ex.price, summary.prompt_tokens,
                              summary.max_tokens or gw.snapshot.options.default_max_tokens)

@@ -94,7 +94,7 @@ async def run_attempts(ex: Exchange, op: Operation) -> Outcome:
     options = gw.snapshot.options
     principal = ex.principal
     assert principal is not None and ex.summary is not None, "admit before relaying"
-    excluded = unable_channels(ex, op)
+    excluded = _unable_at_start(ex, op)
     last_error: GatewayError | None = None
     original = (ex.body, ex.raw)
     attempts = 1 if principal.pinned_channel is not None else options.retry_times + 1
@@ -256,6 +256,20 @@ def unable_channels(ex: Exchange, op: Operation) -> set[int]:
         channel_type, provider = min(kinds, key=lambda k: k[0])
         raise cannot_serve(ex, op, channel_type, provider)
     return unable
+
+
+def _unable_at_start(ex: Exchange, op: Operation) -> set[int]:
+    """:func:`unable_channels` for ``op``: admission's set when it was found for the same
+    operation and the model's routing levels are still those it read (nothing reloaded them
+    while admission awaited the ledger), else found again. Taken once: the attempts add to it."""
+    known, ex.unable_at_admission = ex.unable_at_admission, None
+    if known is not None:
+        operation, levels, unable = known
+        principal = ex.principal
+        assert principal is not None
+        if operation is op and levels is ex.gateway.snapshot.levels(principal.group, ex.model):
+            return unable
+    return unable_channels(ex, op)
 
 
 def cannot_serve(ex: Exchange, op: Operation, channel_type: int, provider: Provider | None) -> GatewayError:

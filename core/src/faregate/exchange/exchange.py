@@ -76,7 +76,7 @@ def trusted_request_id(value: str | None) -> str | None:
 class Exchange:
     __slots__ = ("gateway", "request", "format", "request_id", "started", "principal", "summary", "body", "raw",
                  "price", "reservation", "channel", "upstream_model", "attempt", "tried", "extra", "secrets",
-                 "upstream_seconds", "answer_at", "reported", "_canonical")
+                 "upstream_seconds", "answer_at", "reported", "unable_at_admission", "_canonical")
 
     def __init__(self, gateway: Gateway, request: InboundRequest, fmt: InboundFormat) -> None:
         self.gateway = gateway
@@ -103,6 +103,9 @@ class Exchange:
         self.upstream_seconds = 0.0
         self.answer_at = 0.0
         self.reported = False
+        #: what admit found for its operation: the channels unable to serve it, and the routing
+        #: levels it read them from (the attempts reuse the set while those are current)
+        self.unable_at_admission: tuple[Operation, list[list[ChannelEntry]], set[int]] | None = None
         self._canonical: ChatRequest | None = None
 
     # ---- what policy objects read -----------------------------------------------------

@@ -11,6 +11,10 @@ kind (a Replicate channel has no chat), the first of :data:`TEST_ORDER` it can."
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
 TEST_PROMPT = "hi"
 TEST_MAX_TOKENS = 16
 CHAT = "chat"
@@ -27,6 +31,22 @@ ENDPOINT_TESTS: dict[str, str] = {
 #: the kinds in the order a channel's default test prefers them
 TEST_ORDER = (CHAT, "embeddings", "rerank", "images", "responses", "completions", "moderations")
 MAX_ENDPOINT_TYPE = 64
+#: kind → its test's body for a model, in the OpenAI family's wire format (a word in, the fewest
+#: tokens or one image out); a provider of another format converts it as it converts a relayed body
+_PROBE_BODIES: Mapping[str, Callable[[str], dict[str, Any]]] = MappingProxyType({
+    "responses": lambda model: {"model": model, "input": TEST_PROMPT, "max_output_tokens": TEST_MAX_TOKENS},
+    "embeddings": lambda model: {"model": model, "input": TEST_PROMPT},
+    "images": lambda model: {"model": model, "prompt": "a small blue dot", "n": 1},
+    "rerank": lambda model: {"model": model, "query": TEST_PROMPT, "documents": [TEST_PROMPT, "bye"], "top_n": 1},
+    "moderations": lambda model: {"model": model, "input": TEST_PROMPT},
+    "completions": lambda model: {"model": model, "prompt": TEST_PROMPT, "max_tokens": TEST_MAX_TOKENS},
+})
+
+
+def probe_body(kind: str, model: str) -> dict[str, Any]:
+    """The body of a channel test of ``kind`` (any of :data:`TEST_ORDER` but chat, whose test
+    is the canonical request) for ``model``: a new dict each call, the caller's to change."""
+    return _PROBE_BODIES[kind](model)
 
 
 def endpoint_kind(name: str) -> str | None:

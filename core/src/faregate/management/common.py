@@ -65,6 +65,14 @@ def fail(message: str, status: int = 200, **extra: Any) -> Response:
                     content_type="application/json")
 
 
+def too_many(what: str, wait: float) -> Response:
+    """The 429 of a throttle or rate limit: "too many ``what``", with ``Retry-After``
+    the ``wait`` in whole seconds."""
+    response = fail(f"too many {what}; try again in {int(wait)} seconds", status=429)
+    response.headers["Retry-After"] = str(int(wait))
+    return response
+
+
 def parse_id(value: Any, name: str = "id", *, text: bool = True) -> int:
     """A row id: a positive 32-bit integer; from a path or query string when ``text``,
     else a JSON number (a body's ``"id": "5"`` fails, as in Go)."""

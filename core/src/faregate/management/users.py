@@ -26,6 +26,7 @@ from faregate.management.common import (
     parse_id,
     public,
     require,
+    too_many,
 )
 from faregate.management.openapi import INT64, NOT_BOOL, Body, Done, Ok, Page, Shape
 from faregate.management.system import USERNAME_MAX, Password
@@ -198,9 +199,7 @@ async def login(data: Login) -> Response:
     client_ip = request.remote_addr or ""
     wait = await throttle.attempt(client_ip, username)
     if wait is not None:  # before the password is looked at: a locked account refuses the right one too
-        response = fail(f"too many failed login attempts; try again in {int(wait)} seconds", status=429)
-        response.headers["Retry-After"] = str(int(wait))
-        return response
+        return too_many("failed login attempts", wait)
     row = await m.User.get_or_none(username=username)
     if row is None and "@" in username:
         row = await m.User.filter(email=username).first()

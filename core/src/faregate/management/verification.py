@@ -21,7 +21,7 @@ from quart_schema import document_response, validate_request
 
 from faregate.db import models as m
 from faregate.hooks import await_me_maybe
-from faregate.management.common import View, fail, gateway, ok, require
+from faregate.management.common import View, fail, gateway, ok, require, too_many
 from faregate.management.openapi import Body
 from faregate.management.users import login_throttle
 from faregate.principals import Principal
@@ -115,9 +115,7 @@ async def verify(data: VerifyRequest, me: Principal) -> Response:
     throttle, client_ip, account = login_throttle(), request.remote_addr or "", guess_key(me.user.id)
     wait = await throttle.attempt(client_ip, account)
     if wait is not None:
-        response = fail(f"too many failed verifications; try again in {int(wait)} seconds", status=429)
-        response.headers["Retry-After"] = str(int(wait))
-        return response
+        return too_many("failed verifications", wait)
     if data.method == PASSWORD:
         row = await m.User.get_or_none(id=me.user.id)
         passed = await check_login_password(row.password_hash if row is not None else None, code)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from faregate import jsonutil
 from faregate.accounts.options import ACCOUNT_OPTIONS
 from faregate.billing import groups, ratios
+from faregate.billing.pricing import CACHE_WRITE_1H_MULTIPLIER
 from faregate.net.urls import url_form_problem
 from faregate.payments.money import PAYMENT_OPTIONS
 from faregate.state import option_specs as specs
@@ -21,10 +22,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("faregate")
 
 QUOTA_PER_UNIT_DEFAULT = 500_000
-
-# The built-in price tables (new-api's, as data with its provenance: faregate/billing/default_prices.json)
-# are the price options' defaults; a stored option replaces its whole table, as new-api's does.
-DEFAULT_MODEL_RATIO_JSON = ratios.default_json("ModelRatio")
 
 # new-api's ShouldDisableChannel: codes and types that say the upstream key is dead
 DISABLE_CODES = frozenset({"invalid_api_key", "account_deactivated", "billing_not_active", "Arrearage"})
@@ -90,7 +87,9 @@ def _uptime_kuma_groups(value: str) -> list[dict[str, str]]:
 CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("QuotaPerUnit", str(QUOTA_PER_UNIT_DEFAULT), "Quota units per US dollar.", specs.number(1, 1e12)),
     OptionSpec("RetryTimes", "0", "Further channels tried after a failed attempt.", specs.integer(0, 10)),
-    OptionSpec("ModelRatio", DEFAULT_MODEL_RATIO_JSON,
+    # The built-in price tables (new-api's, as data with its provenance: faregate/billing/default_prices.json)
+    # are the price options' defaults; a stored option replaces its whole table, as new-api's does.
+    OptionSpec("ModelRatio", ratios.default_json("ModelRatio"),
                "Price per model: ratio 1 = $2 per million input tokens. The value is the whole table (a model "
                "left out is not priced); POST /api/option/rest_model_ratio puts back the built-in one.",
                specs.ratio_map()),
@@ -105,7 +104,8 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                specs.ratio_map()),
     OptionSpec("CreateCacheRatio", ratios.default_json("CreateCacheRatio"),
                "Price of cache-write input tokens as a multiple of input, per model (the whole table; else "
-               "1.25); one-hour writes cost 1.6 times this.", specs.ratio_map()),
+               f"{ratios.DEFAULT_CREATE_CACHE_RATIO:g}); one-hour writes cost {CACHE_WRITE_1H_MULTIPLIER:g} times "
+               "this.", specs.ratio_map()),
     OptionSpec("ImageRatio", ratios.default_json("ImageRatio"),
                "Price of image input tokens as a multiple of input, per model (the whole table; else 1).",
                specs.ratio_map()),

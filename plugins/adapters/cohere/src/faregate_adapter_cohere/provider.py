@@ -21,6 +21,7 @@ from faregate.api import (
     json_dumps,
     json_loads,
     malformed_response,
+    probe_body,
 )
 from faregate_adapter_cohere import errors, requests, rerank, responses, streams
 from faregate_adapter_cohere.catalog import COHERE_MODELS
@@ -86,5 +87,5 @@ class CohereProvider(HttpJsonProvider):
         """The channel test of rerank (chat's is the core's): two documents, the better one back."""
         if endpoint != "rerank":
             return None
-        body = {"model": target.model, "query": "hi", "documents": ["hi", "bye"], "top_n": 1}
+        body = probe_body("rerank", target.model)
         return ChannelProbe(self.build_rerank(body, target), lambda answer: self.read_rerank(answer, body))

@@ -10,20 +10,16 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from faregate.api import ChannelProbe, UpstreamRequest, UpstreamTarget, json_loads
+from faregate.api import ChannelProbe, UpstreamRequest, UpstreamTarget, json_loads, probe_body
 
-PROMPT = "hi"
-MAX_TOKENS = 16
-
-Body = Callable[[str], dict[str, Any]]
-#: kind → (its body for a model, the list its answer carries)
-PROBES: Mapping[str, tuple[Body, str]] = MappingProxyType({
-    "responses": (lambda model: {"model": model, "input": PROMPT, "max_output_tokens": MAX_TOKENS}, "output"),
-    "embeddings": (lambda model: {"model": model, "input": PROMPT}, "data"),
-    "images": (lambda model: {"model": model, "prompt": "a small blue dot", "n": 1}, "data"),
-    "rerank": (lambda model: {"model": model, "query": PROMPT, "documents": [PROMPT, "bye"], "top_n": 1}, "results"),
-    "moderations": (lambda model: {"model": model, "input": PROMPT}, "results"),
-    "completions": (lambda model: {"model": model, "prompt": PROMPT, "max_tokens": MAX_TOKENS}, "choices"),
+#: kind → the list its answer carries (the body is the core's :func:`probe_body`)
+PROBES: Mapping[str, str] = MappingProxyType({
+    "responses": "output",
+    "embeddings": "data",
+    "images": "data",
+    "rerank": "results",
+    "moderations": "results",
+    "completions": "choices",
 })
 
 
@@ -48,8 +44,7 @@ def carries(field: str) -> Callable[[bytes], object]:
 
 def probe(provider: JsonBuilder, endpoint: str, target: UpstreamTarget) -> ChannelProbe | None:
     """The test of ``endpoint`` on ``target``'s channel, or None (no such kind here)."""
-    spec = PROBES.get(endpoint)
-    if spec is None or not provider.serves(endpoint, target.channel_type):
+    field = PROBES.get(endpoint)
+    if field is None or not provider.serves(endpoint, target.channel_type):
         return None
-    body, field = spec
-    return ChannelProbe(provider.build_json(endpoint, body(target.model), b"", target), carries(field))
+    return ChannelProbe(provider.build_json(endpoint, probe_body(endpoint, target.model), b"", target), carries(field))

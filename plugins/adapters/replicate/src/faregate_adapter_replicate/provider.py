@@ -26,6 +26,7 @@ from faregate.api import (
     UpstreamRequest,
     UpstreamTarget,
     json_dumps,
+    probe_body,
 )
 from faregate_adapter_replicate import errors, predictions
 
@@ -77,7 +78,7 @@ class ReplicateProvider(HttpJsonProvider):
         a prediction still running is an accepted request, never polled by a test)."""
         if endpoint != "images":
             return None
-        body = {"model": target.model, "prompt": "a small blue dot", "n": 1}
+        body = probe_body("images", target.model)
         return ChannelProbe(self.build_generation(body, target), _a_prediction, success_statuses=(200, 201))
 
     def parse_error(self, status: int, body: bytes) -> GatewayError:

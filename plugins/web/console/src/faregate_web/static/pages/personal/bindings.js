@@ -10,7 +10,7 @@ import { timeText } from '../../lib/format.js'
 import { useSession } from '../../lib/session.js'
 import { t as common } from '../../lib/strings.js'
 import { ActionButton, ErrorText, Table, toast, useAsync } from '../../lib/ui.js'
-import { OAUTH, WeChatDialog, providerTitle, startOAuth, startTelegram, telegramOn, wechatOn } from '../signin/outside.js'
+import { WeChatDialog, providerTitle, signInMethods } from '../signin/outside.js'
 
 export const strings = {
   en: {
@@ -46,11 +46,7 @@ export function Bindings () {
   const [wechat, setWechat] = useState(false)
   if (!data) return html`<${ErrorText} error=${error} />`
   const bound = new Set(data.map(b => b.provider))
-  const linkable = [
-    ...OAUTH.filter(p => p.on(status)).map(p => ({ name: p.name, start: () => startOAuth(p.name, { next: HERE }) })),
-    wechatOn(status) && { name: 'wechat', start: () => setWechat(true) },
-    telegramOn(status) && { name: 'telegram', start: () => startTelegram(status, HERE) }
-  ].filter(p => p && !bound.has(p.name))
+  const linkable = signInMethods(status, { next: HERE, wechat: () => setWechat(true) }).filter(p => !bound.has(p.name))
   if (!data.length && !linkable.length) return null
   const unbind = async row => {
     await api(`/api/user/oauth/bindings/${encodeURIComponent(row.provider)}`, { method: 'DELETE' })

@@ -37,14 +37,14 @@ export const strings = {
 const t = translator(strings)
 
 /** The OAuth providers of the oauth plugin: their path name, title and /api/status switch. */
-export const OAUTH = [
+const OAUTH = [
   { name: 'github', title: 'GitHub', on: s => s.github_oauth },
   { name: 'discord', title: 'Discord', on: s => s.discord_oauth },
   { name: 'linuxdo', title: 'Linux DO', on: s => s.linuxdo_oauth },
   { name: 'oidc', title: 'OIDC', on: s => s.oidc_enabled }
 ]
-export const wechatOn = status => Boolean(status.wechat_login)
-export const telegramOn = status => Boolean(status.telegram_oauth) && /^\d+$/.test(status.telegram_bot_id || '')
+const wechatOn = status => Boolean(status.wechat_login)
+const telegramOn = status => Boolean(status.telegram_oauth) && /^\d+$/.test(status.telegram_bot_id || '')
 
 /** A provider's name as people know it (the bindings list shows the path names). */
 export function providerTitle (name) {
@@ -70,17 +70,29 @@ function keepNext (next) {
 }
 
 /** Off to the provider. Logged in, the same flow binds the account to the user. */
-export function startOAuth (provider, { aff, next } = {}) {
+function startOAuth (provider, { aff, next } = {}) {
   keepNext(next)
   navigate(`/api/oauth/${provider}/authorize`, { callback: 'page', aff })
 }
 
 /** Off to Telegram's login, which comes back to /oauth/telegram#tgAuthResult=… */
-export function startTelegram (status, next) {
+function startTelegram (status, next) {
   keepNext(next)
   const origin = window.location.origin
   const params = new URLSearchParams({ bot_id: status.telegram_bot_id, origin, return_to: `${origin}/oauth/telegram` })
   window.location.assign(`https://oauth.telegram.org/auth?${params}`)
+}
+
+/** The outside sign-ins the site turned on, in the order their buttons show: `{name, start}`
+ *  each. OAuth and Telegram come back to `next`; `aff()`: the invitation code to sign up
+ *  with; `wechat`: opens the code dialog; `telegram: false` leaves Telegram out. Logged in,
+ *  each binds the account instead. */
+export function signInMethods (status, { next, aff, wechat, telegram = true }) {
+  return [
+    ...OAUTH.filter(p => p.on(status)).map(p => ({ name: p.name, start: () => startOAuth(p.name, { aff: aff ? aff() : '', next }) })),
+    wechatOn(status) && { name: 'wechat', start: wechat },
+    telegram && telegramOn(status) && { name: 'telegram', start: () => startTelegram(status, next) }
+  ].filter(Boolean)
 }
 
 /** The WeChat code dialog: `bind` for a logged-in user, else a login (or sign-up with `aff`).
@@ -116,15 +128,12 @@ export function WeChatDialog ({ bind, aff, onClose, onDone }) {
 export function OutsideSignIn ({ aff, next, telegram, onAnswer }) {
   const { status } = useSession()
   const [wechat, setWechat] = useState(false)
-  const oauth = OAUTH.filter(p => p.on(status))
-  const withTelegram = telegram && telegramOn(status)
-  if (!oauth.length && !wechatOn(status) && !withTelegram) return null
+  const methods = signInMethods(status, { next, aff, wechat: () => setWechat(true), telegram: Boolean(telegram) })
+  if (!methods.length) return null
   return html`<div class="outside" role="group" aria-label=${t('or')}>
     <p class="muted">${t('or')}</p>
-    ${oauth.map(p => html`<button type="button" key=${p.name}
-        onClick=${() => startOAuth(p.name, { aff: aff ? aff() : '', next })}>${t('continueWith', { provider: p.title })}</button>`)}
-    ${wechatOn(status) ? html`<button type="button" onClick=${() => setWechat(true)}>${t('continueWith', { provider: t('wechat') })}</button>` : null}
-    ${withTelegram ? html`<button type="button" onClick=${() => startTelegram(status, next)}>${t('continueWith', { provider: 'Telegram' })}</button>` : null}
+    ${methods.map(m => html`<button type="button" key=${m.name}
+        onClick=${m.start}>${t('continueWith', { provider: providerTitle(m.name) })}</button>`)}
     ${wechat ? html`<${WeChatDialog} aff=${aff} onClose=${() => setWechat(false)}
         onDone=${answer => { setWechat(false); onAnswer(answer) }} />` : null}
   </div>`
