@@ -9,7 +9,7 @@ import pytest
 
 from faregate import jsonutil
 from faregate.errors import GatewayError
-from faregate.exchange.param_override import OverrideRefused, apply, compile_override
+from faregate.overrides.params import OverrideRefused, apply, compile_override
 
 CONTEXT = {"model": "gpt-4o", "original_model": "fast", "request_headers": {"x-tier": "gold"}}
 

@@ -18,7 +18,6 @@ from faregate.db import models as m
 from faregate.errors import GatewayError, model_not_found
 from faregate.exchange.breaker import CHANNEL
 from faregate.exchange.channel_request import customize, override_context
-from faregate.exchange.header_override import apply_headers
 from faregate.exchange.health import (
     MAX_ERROR_BODY,
     MAX_KEY_ROTATIONS,
@@ -27,10 +26,11 @@ from faregate.exchange.health import (
     trip,
     upstream_error,
 )
-from faregate.exchange.param_override import OverrideRefused, invalid
 from faregate.exchange.routing import map_model, select_channel
 from faregate.exchange.system_prompt import LOG_OTHER, note_log
 from faregate.hooks import await_me_maybe
+from faregate.overrides.headers import apply_headers
+from faregate.overrides.params import OverrideRefused, invalid
 from faregate.state.channel_features import NO_FEATURES
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from faregate import jsonutil
 from faregate.contracts import WEBSOCKET, UpstreamRequest
-from faregate.exchange.header_override import apply_headers
-from faregate.exchange.param_override import PRIVATE_CLIENT_HEADERS, ParamOverride, apply, invalid
+from faregate.overrides.headers import apply_headers
+from faregate.overrides.params import PRIVATE_CLIENT_HEADERS, ParamOverride, apply, invalid
 
 if TYPE_CHECKING:
     from faregate.exchange.exchange import Exchange

@@ -15,8 +15,6 @@ from urllib.parse import urlsplit
 
 from faregate import jsonutil
 from faregate.contracts import Provider
-from faregate.exchange.header_override import compile_headers
-from faregate.exchange.param_override import compile_override
 from faregate.management.common import BadInput
 from faregate.net import (
     AddressCategory,
@@ -28,6 +26,8 @@ from faregate.net import (
     url_form_problem,
 )
 from faregate.net.proxy import proxy_host
+from faregate.overrides.headers import compile_headers
+from faregate.overrides.params import compile_override
 from faregate.settings import Settings
 from faregate.state.channel_features import check_setting as check_relay_setting
 
@@ -86,7 +86,7 @@ async def check_base_url(url: str, *, private_addresses: str = "allow",
 
 def check_header_override(text: str | None) -> None:
     """Header names and values, ``{api_key}`` / ``{client_header:…}`` placeholders and the
-    pass-through keys (``*``, ``re:…``) as :mod:`faregate.exchange.header_override` reads them."""
+    pass-through keys (``*``, ``re:…``) as :mod:`faregate.overrides.headers` reads them."""
     try:
         compile_headers(text)
     except ValueError as exc:

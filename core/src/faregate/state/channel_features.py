@@ -12,9 +12,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from faregate.exchange.header_override import HeaderPlan, compile_headers
-from faregate.exchange.param_override import ParamOverride, compile_override
 from faregate.net.proxy import check_proxy
+from faregate.overrides.headers import HeaderPlan, compile_headers
+from faregate.overrides.params import ParamOverride, compile_override
 
 log = logging.getLogger("faregate.state")
 

@@ -8,8 +8,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from faregate.exchange.param_override.conditions import _as_text, conditions_hold
-from faregate.exchange.param_override.model import (
+from faregate.overrides.params.conditions import _as_text, conditions_hold
+from faregate.overrides.params.model import (
     FROM_TO_MODES,
     HEADER_MODES,
     MAX_HEADER_VALUE,
@@ -23,7 +23,7 @@ from faregate.exchange.param_override.model import (
     SyncEnd,
     invalid,
 )
-from faregate.exchange.param_override.paths import _MISSING, _resolve_negative, _show, expand, get, put, remove
+from faregate.overrides.params.paths import _MISSING, _resolve_negative, _show, expand, get, put, remove
 
 
 def apply(override: ParamOverride, body: Any, context: Mapping[str, Any],

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from faregate.exchange.param_override.model import MAX_EXPANSION, MAX_INDEX, MAX_PATH, Path, Segment, invalid
+from faregate.overrides.params.model import MAX_EXPANSION, MAX_INDEX, MAX_PATH, Path, Segment, invalid
 
 
 def parse_path(text: str, what: str = "path") -> Path:

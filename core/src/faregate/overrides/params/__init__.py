@@ -30,9 +30,9 @@ the body), :mod:`.conditions` (whether an operation runs), :mod:`.apply` (runnin
 operations), :mod:`.compile` (checking and compiling the text) and :mod:`.safe_regex`
 (refusing regexes that could take exponential time)."""
 
-from faregate.exchange.param_override.apply import apply
-from faregate.exchange.param_override.compile import compile_override
-from faregate.exchange.param_override.model import (
+from faregate.overrides.params.apply import apply
+from faregate.overrides.params.compile import compile_override
+from faregate.overrides.params.model import (
     FORBIDDEN_HEADERS,
     PRIVATE_CLIENT_HEADERS,
     Condition,
@@ -42,7 +42,7 @@ from faregate.exchange.param_override.model import (
     ParamOverride,
     invalid,
 )
-from faregate.exchange.param_override.safe_regex import compile_pattern
+from faregate.overrides.params.safe_regex import compile_pattern
 
 __all__ = [
     "FORBIDDEN_HEADERS",

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from faregate import jsonutil
-from faregate.exchange.param_override.model import Condition
-from faregate.exchange.param_override.paths import _MISSING, _resolve_negative, get
+from faregate.overrides.params.model import Condition
+from faregate.overrides.params.paths import _MISSING, _resolve_negative, get
 
 
 def _as_text(value: Any) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from faregate import jsonutil
 from faregate.contracts import UpstreamRequest
-from faregate.exchange.param_override import FORBIDDEN_HEADERS, PRIVATE_CLIENT_HEADERS, compile_pattern
+from faregate.overrides.params import FORBIDDEN_HEADERS, PRIVATE_CLIENT_HEADERS, compile_pattern
 
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 field-name
 _BAD_VALUE = re.compile(r"[\r\n\x00]")

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from faregate import jsonutil
-from faregate.exchange.param_override.conditions import _number
-from faregate.exchange.param_override.model import (
+from faregate.overrides.params.conditions import _number
+from faregate.overrides.params.model import (
     CONDITION_MODES,
     FORBIDDEN_HEADERS,
     FROM_TO_MODES,
@@ -29,8 +29,8 @@ from faregate.exchange.param_override.model import (
     ParamOverride,
     SyncEnd,
 )
-from faregate.exchange.param_override.paths import parse_path
-from faregate.exchange.param_override.safe_regex import compile_pattern
+from faregate.overrides.params.paths import parse_path
+from faregate.overrides.params.safe_regex import compile_pattern
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$")
 _BAD_VALUE = re.compile(r"[\r\n\x00]")

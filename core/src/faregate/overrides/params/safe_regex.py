@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from faregate.exchange.param_override.model import MAX_PATTERN
+from faregate.overrides.params.model import MAX_PATTERN
 
 _NESTED_QUANTIFIER = re.compile(r"[*+?}]")
 
