@@ -152,7 +152,7 @@ def disable_key(gw: Gateway, channel: ChannelEntry, key: str, reason: str) -> No
 async def persist_key_disable(gw: Gateway, channel_id: int, key: str, reason: str) -> None:
     """One conditional update of the channel's key state (as the multi-key manage route
     writes it); the channel itself is disabled when no enabled key is left."""
-    from faregate.management.channel_keys import dump_info, load_keys, read_info
+    from faregate.state.multi_keys import dump_info, load_keys, read_info
     from faregate.state.snapshot import KEY_AUTO_DISABLED, KEY_ENABLED
 
     for _ in range(WRITE_ATTEMPTS):

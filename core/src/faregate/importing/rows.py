@@ -15,10 +15,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from faregate import jsonutil
 from faregate.db import models as m
 from faregate.management.channel_bodies import channel_fields
-from faregate.management.channel_keys import read_info
 from faregate.management.common import BadInput
 from faregate.management.openapi import describe
 from faregate.security.crypto import key_hash
+from faregate.state.multi_keys import read_info
 
 INT64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 COUNT = Annotated[int, Field(ge=0, le=2**63 - 1)]

@@ -28,7 +28,6 @@ from faregate.exchange.routing import map_model
 from faregate.exchange.system_prompt import with_system_prompt
 from faregate.gateway import Gateway
 from faregate.kit.http_json import SHAPE_ERRORS
-from faregate.management.channel_keys import is_multi_key, read_info
 from faregate.management.channel_test_kinds import (
     CHAT,
     ENDPOINT_TESTS,
@@ -43,6 +42,7 @@ from faregate.management.common import BadInput, fail, gateway, ok, parse_id, re
 from faregate.management.openapi import Ok, Shape
 from faregate.principals import Principal
 from faregate.security.redact import redact
+from faregate.state.multi_keys import is_multi_key, read_info
 from faregate.state.snapshot import ChannelEntry, channel_entry
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
 

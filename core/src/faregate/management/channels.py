@@ -26,16 +26,6 @@ from faregate.management.channel_bodies import (
     ChannelView,
     channel_fields,
 )
-from faregate.management.channel_keys import (
-    Key,
-    dump_info,
-    is_multi_key,
-    load_keys,
-    new_info,
-    public_info,
-    read_info,
-    split_keys,
-)
 from faregate.management.channel_rules import check_channel, check_keys, key_settings, merged_setting
 from faregate.management.common import (
     INT32_MAX,
@@ -51,6 +41,16 @@ from faregate.management.common import (
 from faregate.management.openapi import Done, Ok, Shape
 from faregate.net.proxy import MASK, mask_setting, unmask_setting
 from faregate.principals import Principal
+from faregate.state.multi_keys import (
+    Key,
+    dump_info,
+    is_multi_key,
+    load_keys,
+    new_info,
+    public_info,
+    read_info,
+    split_keys,
+)
 from faregate.state.snapshot import key_lines, split_list
 
 if TYPE_CHECKING:
