@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import inspect
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pluggy
+
+from faregate.awaitables import await_me_maybe
 
 if TYPE_CHECKING:
     from quart import Blueprint, Quart
@@ -37,16 +38,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("faregate.plugins")
 
-T = TypeVar("T")
-
-
-async def await_me_maybe(value: T | Awaitable[T] | Callable[[], T | Awaitable[T]]) -> T:
-    """Call ``value`` if callable, then await it if awaitable (datasette's convention)."""
-    if callable(value):
-        value = value()
-    if inspect.isawaitable(value):
-        value = await value
-    return value
 
 
 async def acall_all(results: list[Any]) -> list[Any]:

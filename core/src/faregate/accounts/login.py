@@ -15,8 +15,8 @@ from quart import Response, session
 
 from faregate import jsonutil
 from faregate.accounts.sessions import PENDING_FLOW, PENDING_NAME, PENDING_USER, start_session
+from faregate.awaitables import await_me_maybe
 from faregate.db import models as m
-from faregate.hooks import await_me_maybe
 
 #: how long the second step of a login may wait (new-api: 5 minutes)
 PENDING_TTL = 300

@@ -9,12 +9,12 @@ import gc
 from typing import TYPE_CHECKING, Any
 
 from faregate import jsonutil
+from faregate.awaitables import await_me_maybe
 from faregate.billing.ledger import InsufficientQuota
 from faregate.billing.pricing import Price, reserve_quota
 from faregate.db import models as m
 from faregate.errors import GatewayError, bad_request, model_not_found
 from faregate.exchange.attempts import Operation, unable_channels
-from faregate.hooks import await_me_maybe
 from faregate.multipart import Form, is_multipart, parse_form
 from faregate.principals import AuthRequest, Principal
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
+from faregate.awaitables import await_me_maybe
 from faregate.contracts import WEBSOCKET, Provider, UpstreamRequest, UpstreamTarget
 from faregate.db import models as m
 from faregate.errors import GatewayError, model_not_found
@@ -28,7 +29,6 @@ from faregate.exchange.health import (
 )
 from faregate.exchange.routing import map_model, select_channel
 from faregate.exchange.system_prompt import LOG_OTHER, note_log
-from faregate.hooks import await_me_maybe
 from faregate.overrides.headers import apply_headers
 from faregate.overrides.params import OverrideRefused, invalid
 from faregate.state.channel_features import NO_FEATURES

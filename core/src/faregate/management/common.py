@@ -15,8 +15,8 @@ from tortoise.models import Model
 from tortoise.queryset import QuerySet
 
 from faregate import jsonutil
+from faregate.awaitables import await_me_maybe
 from faregate.db import models as m
-from faregate.hooks import await_me_maybe
 from faregate.principals import AuthRequest, Principal
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from quart_schema.openapi import OpenAPIProvider
 from werkzeug.routing import Rule
 
 from faregate import __version__, jsonutil
-from faregate.hooks import await_me_maybe
+from faregate.awaitables import await_me_maybe
 from faregate.management.common import ACCESS
 
 OPENAPI_PATH = "/api/openapi.json"

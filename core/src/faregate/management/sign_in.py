@@ -21,8 +21,8 @@ from faregate.accounts.login import PENDING_PURPOSE, complete_login
 from faregate.accounts.service import EMAIL_VERIFICATION, normalize_email
 from faregate.accounts.sessions import PENDING_FLOW
 from faregate.accounts.signup import SignupError, create_account
+from faregate.awaitables import await_me_maybe
 from faregate.db import models as m
-from faregate.hooks import await_me_maybe
 from faregate.management import missing_methods
 from faregate.management.common import fail, gateway, guarded, ok, public
 from faregate.management.openapi import Body, Done, Ok

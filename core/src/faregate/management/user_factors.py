@@ -10,8 +10,8 @@ import time
 from quart import Blueprint, Response
 
 from faregate.accounts.sessions import revoke_sessions
+from faregate.awaitables import await_me_maybe
 from faregate.db import models as m
-from faregate.hooks import await_me_maybe
 from faregate.management.common import fail, gateway, ok, parse_id, require
 from faregate.management.user_admin import may_manage
 from faregate.principals import Principal

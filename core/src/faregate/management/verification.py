@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field
 from quart import Blueprint, Response, request, session
 from quart_schema import document_response, validate_request
 
+from faregate.awaitables import await_me_maybe
 from faregate.db import models as m
-from faregate.hooks import await_me_maybe
 from faregate.management.common import View, fail, gateway, ok, require, too_many
 from faregate.management.openapi import Body
 from faregate.management.users import login_throttle
