@@ -29,6 +29,7 @@ from tortoise.expressions import F
 
 from faregate.db import models as m
 from faregate.security.crypto import key_hash
+from faregate.state.ended_sessions import ENDED
 
 if TYPE_CHECKING:
     from faregate.state.changefeed import ChangeFeed
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
 SESSION_LIFETIME = 30 * 24 * 3600
 #: seconds of clock difference between nodes a session's ``at`` may show
 CLOCK_SLACK = 300
-#: the ``auth_flows`` purpose of ended sessions' markers (subject ``user:<id>``)
-ENDED = "session_ended"
 #: ended sessions remembered per user; a logout past it ends all of the user's sessions
 #: instead, so logging in and out in a loop cannot grow the table or the snapshot
 MAX_ENDED_PER_USER = 100
@@ -72,22 +71,6 @@ def live_login(user: UserEntry | None, data: Mapping[str, Any]) -> bool:
     if not isinstance(began, int) or not isinstance(sid, str):
         return False
     return -CLOCK_SLACK <= time.time() - began < SESSION_LIFETIME and ended_marker(sid) not in user.ended_sessions
-
-
-async def ended_sessions(user_id: int) -> frozenset[str]:
-    """The markers of the user's ended sessions (for the snapshot)."""
-    rows = await m.AuthFlow.filter(purpose=ENDED, subject=f"user:{user_id}", expires_at__gt=int(time.time())
-                                   ).values_list("secret_hash", flat=True)
-    return frozenset(str(r) for r in rows)
-
-
-async def ended_sessions_by_user() -> dict[int, frozenset[str]]:
-    found: dict[int, set[str]] = {}
-    rows = await m.AuthFlow.filter(purpose=ENDED, expires_at__gt=int(time.time())).values_list("user_id",
-                                                                                                "secret_hash")
-    for user_id, marker in rows:
-        found.setdefault(int(user_id), set()).add(str(marker))
-    return {user_id: frozenset(markers) for user_id, markers in found.items()}
 
 
 async def end_session(feed: ChangeFeed, users: Mapping[int, UserEntry]) -> None:

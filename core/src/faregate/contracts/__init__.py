@@ -26,7 +26,6 @@ from faregate.contracts.policies import (
     UsageRecorder,
 )
 from faregate.contracts.providers import FakeUpstreamServer, PassthroughStream, Provider, StreamParser
-from faregate.contracts.storage import DbModels, StorageBackend
 from faregate.contracts.values import (
     WEBSOCKET,
     BalanceFetch,
@@ -38,6 +37,7 @@ from faregate.contracts.values import (
     UpstreamRequest,
     UpstreamTarget,
 )
+from faregate.db.backend import DbModels, StorageBackend
 from faregate.payments.contract import PaymentProvider  # a payment gateway
 
 __all__ = [

@@ -14,7 +14,7 @@ from typing import Any
 
 from tortoise import Tortoise
 
-from faregate.contracts import DbModels, StorageBackend
+from faregate.db.backend import DbModels, StorageBackend
 from faregate.errors import GatewayError
 from faregate.security.files import private_dir, private_file
 

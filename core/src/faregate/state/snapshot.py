@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faregate import jsonutil
-from faregate.accounts.sessions import ended_sessions, ended_sessions_by_user
 from faregate.db import models as m
 from faregate.errors import GatewayError
 from faregate.security.crypto import SecretBox
 from faregate.state.channel_features import NO_FEATURES, ChannelFeatures, compile_features
+from faregate.state.ended_sessions import ended_sessions, ended_sessions_by_user
 from faregate.state.option_specs import OptionRegistry
 from faregate.state.options import CORE_REGISTRY, Options
 

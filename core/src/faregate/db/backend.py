@@ -1,4 +1,5 @@
-"""Storage engines and a plugin's own tables."""
+"""Storage engines and a plugin's own tables: what a storage plugin hands over (re-exported by
+:mod:`faregate.contracts` and :mod:`faregate.api`)."""
 
 from __future__ import annotations
 
