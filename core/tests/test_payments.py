@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from faregate.billing.pricing import MAX_QUOTA
+from faregate.contracts.payments import PaymentRefused, Quote
 from faregate.db import models as m
-from faregate.payments.contract import PaymentRefused, Quote
 from faregate.payments.money import (
     amount_discount,
     amount_options,

@@ -26,8 +26,8 @@ import pytest_asyncio
 from hypercorn.config import Config
 from hypercorn.logging import Logger as HypercornLogger
 
+from faregate.contracts.payments import Quote
 from faregate.db import models as m
-from faregate.payments.contract import Quote
 from faregate.payments.orders import create_top_up
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate.testing.newapi_db import postgres_database

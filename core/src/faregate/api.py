@@ -113,6 +113,19 @@ from faregate.contracts import (
     UpstreamTarget,
     UsageRecorder,
 )
+from faregate.contracts.payments import (
+    Checkout,
+    Payer,
+    PaymentAsk,
+    PaymentEvent,
+    PaymentRefused,
+    PaymentRoutes,
+    Quote,
+    TopUpOrder,
+    Webhook,
+    WebhookRejected,
+    unset_problem,
+)
 from faregate.db.models import ROLE_ADMIN, ROLE_ROOT, ROLE_USER
 from faregate.errors import GatewayError, bad_request, upstream_error
 from faregate.exchange.attempts import AttemptFailed, Operation
@@ -135,19 +148,6 @@ from faregate.management.verification import secure_verified
 from faregate.multipart import FilePart, Form, is_multipart
 from faregate.net import AddressCategory, BlockedAddress, Fetched, FetchError, GuardedFetcher
 from faregate.observe.report import ExchangeReport
-from faregate.payments.contract import (
-    Checkout,
-    Payer,
-    PaymentAsk,
-    PaymentEvent,
-    PaymentRefused,
-    PaymentRoutes,
-    Quote,
-    TopUpOrder,
-    Webhook,
-    WebhookRejected,
-    unset_problem,
-)
 from faregate.payments.money import from_minor_units, minor_unit, parse_money, quote_top_up, to_minor_units
 from faregate.payments.orders import Completion, TopUpOutcome, complete_top_up, create_top_up, expire_top_up
 from faregate.principals import AuthRequest, Principal, bearer_token

@@ -3,17 +3,19 @@
 The ``register_*`` hooks are synchronous and run once at start; what they register
 are these objects, whose methods the core calls directly on the hot path (a pluggy
 call per request costs tens of microseconds). Methods documented as "may be async"
-are awaited with :func:`faregate.hooks.await_me_maybe` (a usage recorder's coroutine
+are awaited with :func:`faregate.awaitables.await_me_maybe` (a usage recorder's coroutine
 by the ledger). Plugins import all of this through :mod:`faregate.api`.
 
 One module a kind: :mod:`.values` (what they pass around), :mod:`.formats` (inbound
 formats), :mod:`.providers` (channel types), :mod:`.policies` (endpoint drivers and the
-policy objects of a request's way), :mod:`.storage` (engines and plugin tables).
+policy objects of a request's way), :mod:`.payments` (payment gateways); storage engines and
+plugin tables come from :mod:`faregate.db.backend`.
 """
 
 from __future__ import annotations
 
 from faregate.contracts.formats import InboundFormat, StreamEncoder
+from faregate.contracts.payments import PaymentProvider  # a payment gateway
 from faregate.contracts.policies import (
     Authenticator,
     ChannelFilter,
@@ -38,7 +40,6 @@ from faregate.contracts.values import (
     UpstreamTarget,
 )
 from faregate.db.backend import DbModels, StorageBackend
-from faregate.payments.contract import PaymentProvider  # a payment gateway
 
 __all__ = [
     "Authenticator",

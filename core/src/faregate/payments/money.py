@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from faregate import jsonutil
 from faregate.billing.pricing import MAX_QUOTA
-from faregate.payments.contract import PaymentRefused, Quote
+from faregate.contracts.payments import PaymentRefused, Quote
 from faregate.state import option_specs as specs
 from faregate.state.option_specs import OptionSpec
 

@@ -26,8 +26,8 @@ from tortoise.transactions import in_transaction
 
 from faregate import jsonutil
 from faregate.billing.pricing import MAX_QUOTA
+from faregate.contracts.payments import Quote, TopUpOrder
 from faregate.db import models as m
-from faregate.payments.contract import Quote, TopUpOrder
 from faregate.state.options import QUOTA_PER_UNIT_DEFAULT
 
 #: why a completion was refused (stable words, for logs and tests)

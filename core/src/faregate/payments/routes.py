@@ -1,6 +1,6 @@
 """The top-up routes (new-api's paths): the top-up page's info, the users' and the admins' order
 lists, an admin's manual completion, and for every installed payment provider its ``pay``,
-``amount`` and webhook routes (declared by the provider's :class:`~faregate.payments.contract.PaymentRoutes`).
+``amount`` and webhook routes (declared by the provider's :class:`~faregate.contracts.payments.PaymentRoutes`).
 
 Webhooks are hardened here, the same for every provider: the body is capped before it is read
 (the provider's ``max_webhook_bytes``; a larger declared length is a 413 before a byte is
@@ -25,6 +25,15 @@ from quart_schema import document_response, validate_request
 from tortoise.exceptions import IntegrityError
 
 from faregate import jsonutil
+from faregate.contracts.payments import (
+    Checkout,
+    Payer,
+    PaymentAsk,
+    PaymentProvider,
+    PaymentRefused,
+    Webhook,
+    WebhookRejected,
+)
 from faregate.db import models as m
 from faregate.edge.routes import BODY_CAP_ATTRIBUTE, read_capped
 from faregate.errors import GatewayError
@@ -42,15 +51,6 @@ from faregate.management.common import (
 from faregate.management.openapi import Body, Done, Ok, Page, Shape, document_stream
 from faregate.management.users import login_throttle
 from faregate.payments import access_log
-from faregate.payments.contract import (
-    Checkout,
-    Payer,
-    PaymentAsk,
-    PaymentProvider,
-    PaymentRefused,
-    Webhook,
-    WebhookRejected,
-)
 from faregate.payments.money import AmountDiscount
 from faregate.payments.orders import Completion, complete_top_up, create_top_up, expire_top_up, fail_top_up
 from faregate.principals import Principal
