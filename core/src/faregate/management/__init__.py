@@ -29,6 +29,7 @@ def register_management(app: Quart, gateway: Gateway) -> None:
         site,
         system,
         tokens,
+        top_ups,
         uptime,
         user_admin,
         user_factors,
@@ -37,10 +38,9 @@ def register_management(app: Quart, gateway: Gateway) -> None:
         vendors,
         verification,
     )
-    from faregate.payments import routes as payments
 
     # top-ups (/api/user/topup/..., each payment provider's paths) before /api/user/<id> too
-    payments.install(app, gateway)
+    top_ups.install(app, gateway)
     # the users' fixed paths (/api/user/self, /search) before the blueprint with /api/user/<id>
     for module in (system, site, uptime, dashboard, verification, sign_in, bindings, user_self, invitations,
                    user_factors, user_admin, users, channel_keys, channel_reveal, channel_bulk, channel_probe,
