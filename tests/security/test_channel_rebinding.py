@@ -4,8 +4,8 @@ channel is saved, and again at every connection a channel makes, against the sam
 ``FAREGATE_CHANNEL_PRIVATE_ADDRESSES`` allows them). A name that resolved to an allowed
 address when the channel was saved and resolves to 169.254.169.254 (or, under ``deny``, to
 10.x) later is refused, before any connection, by the relay (plain and streaming chat, a
-realtime WebSocket), the channel test, the model list, the balance query, and through a
-channel's proxy; a literal address is checked at connect time too;
+realtime WebSocket), the channel test, the model list, the balance query, a cloud channel's
+token grant and through a channel's proxy; a literal address is checked at connect time too;
 a pooled keep-alive connection, checked when it was opened, keeps working, and a new one
 after the name moved is checked.
 
@@ -29,6 +29,7 @@ import websockets
 
 from faregate.contracts import UpstreamRequest
 from faregate.db import models as m
+from faregate.errors import GatewayError
 from faregate.net import AddressPolicy, allowed_categories
 from faregate.net.errors import refusal
 from faregate.testing.harness import AdminClient, GatewayServer
@@ -342,3 +343,20 @@ async def test_a_name_that_does_not_resolve_is_a_transport_error(
         await _get(client, "http://gone.rebind.test/v1/models")
     assert not isinstance(failed.value, UpstreamAddressRefused)
 
+
+async def test_a_cloud_channel_s_token_grant_is_checked_too(
+        make_client: Callable[..., Awaitable[UpstreamClient]], dns: FakeDNS, watch: ConnectWatch) -> None:
+    """A Vertex service account's ``token_uri`` may be any https URL: its name resolving to a
+    metadata server is refused when the grant connects, and not tried again."""
+    from faregate_adapter_vertex.keys import service_account
+    from faregate_adapter_vertex.testing import make_service_account
+    from faregate_adapter_vertex.tokens import TokenCache
+
+    client = await make_client()
+    dns.answers["oauth.rebind.test"] = [METADATA]
+    account = make_service_account("https://oauth.rebind.test/token")
+    with pytest.raises(GatewayError) as refused:
+        await TokenCache(lambda: client).token(account.key, service_account(account.key))
+    assert refused.value.status == 503
+    assert "does not connect to the token endpoint's address" in refused.value.message
+    assert dns.asked == ["oauth.rebind.test"]
