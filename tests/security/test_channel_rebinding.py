@@ -7,7 +7,7 @@ address when the channel was saved and resolves to 169.254.169.254 (or, under ``
 realtime WebSocket), the channel test, the model list, the balance query, a cloud channel's
 token grant and through a channel's proxy; a literal address is checked at connect time too;
 a pooled keep-alive connection, checked when it was opened, keeps working, and a new one
-after the name moved is checked.
+after the name moved is checked; with two workers, each checks its own connections.
 
 DNS is played by the test: names under ``.rebind.test`` answer what the test says through the
 event loop's ``getaddrinfo`` (what both the gateway's resolver and aiohttp's own call). Every
@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import os
 import socket
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from ipaddress import ip_address
 from typing import Any
 
+import httpx
 import pytest
 import pytest_asyncio
 import websockets
@@ -32,7 +35,7 @@ from faregate.db import models as m
 from faregate.errors import GatewayError
 from faregate.net import AddressPolicy, allowed_categories
 from faregate.net.errors import refusal
-from faregate.testing.harness import AdminClient, GatewayServer
+from faregate.testing.harness import AdminClient, GatewayProcess, GatewayServer
 from faregate.testing.proxies import HttpProxy, Socks5Proxy
 from faregate.upstream import UpstreamAddressRefused, UpstreamClient, UpstreamTransportError
 from faregate_adapter_openai.testing import FakeOpenAI
@@ -168,6 +171,59 @@ async def test_with_private_addresses_denied_a_name_moving_inside_is_refused(
                                          category)
     finally:
         await admin.close()
+
+
+def _lease_workers(data_dir: str, token_id: int) -> set[str]:
+    """The workers that took a request of the key (each holds a quota lease on it)."""
+    with sqlite3.connect(f"file:{os.path.join(data_dir, 'faregate.db')}?mode=ro", uri=True, timeout=10) as db:
+        rows = db.execute("SELECT DISTINCT worker FROM quota_leases WHERE kind = 'token' AND ref_id = ?",
+                          (token_id,)).fetchall()
+    return {row[0] for row in rows}
+
+
+async def test_every_worker_checks_the_address_when_it_connects(tmp_path: Any, fake: FakeOpenAI) -> None:
+    """A channel stored while loopback was allowed, then two workers started with
+    ``deny``: whichever worker takes a request refuses the connection (each worker's own
+    connector checks; nothing is shared that one worker could skip)."""
+    data_dir = str(tmp_path / "gw")
+    allowing = GatewayProcess(data_dir)
+    await asyncio.to_thread(allowing.start)
+    admin = AdminClient(allowing.base_url)
+    try:
+        await admin.setup_root()
+        await admin.set_option("ChannelCooldownBaseSeconds", "0")
+        await admin.set_option("ModelRatio", {MODEL: 1})
+        await admin.add_channel(base_url=fake.base_url, models=MODEL, key=KEY)
+    finally:
+        await admin.close()
+        await asyncio.to_thread(allowing.stop)
+    denying = GatewayProcess(data_dir, workers=2, env={"FAREGATE_CHANNEL_PRIVATE_ADDRESSES": "deny"})
+    await asyncio.to_thread(denying.start)
+    admin = AdminClient(denying.base_url)
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+    try:
+        await admin.setup_root()
+        for attempt in range(12):  # new connections each time, until the kernel gave some to each worker
+            token = await admin.ok("POST", "/api/token/", json={"name": f"burst-{attempt}", "remain_quota": 10**7,
+                                                                 "expired_time": -1})
+            key = "sk-" + (await admin.ok("POST", f"/api/token/{token['id']}/key"))["key"]
+            clients = [httpx.AsyncClient(base_url=denying.base_url, timeout=30) for _ in range(20)]
+            try:
+                answers = await asyncio.gather(*(c.post("/v1/chat/completions", json=body,
+                                                        headers={"Authorization": f"Bearer {key}"}) for c in clients))
+            finally:
+                for client in clients:
+                    await client.aclose()
+            assert all((a.status_code, a.json()["error"]["code"]) == (502, "address_refused") for a in answers), \
+                [a.text for a in answers]
+            if len(_lease_workers(data_dir, token["id"])) == 2:
+                break
+        else:
+            raise AssertionError("no burst reached both workers")
+        assert fake.requests == []
+    finally:
+        await admin.close()
+        await asyncio.to_thread(denying.stop)
 
 
 # --- the upstream client itself --------------------------------------------------------
