@@ -21,6 +21,7 @@ from faregate.api import AddressCategory, BlockedAddress, FetchError, GuardedFet
 from faregate.db import models as m
 from faregate.management.channel_rules import check_base_url
 from faregate.management.common import BadInput
+from faregate.net import AddressPolicy, allowed_categories
 from faregate.settings import CORE_SETTINGS, SettingError, Settings
 from faregate.testing.harness import AdminClient, GatewayServer
 
@@ -398,7 +399,7 @@ async def test_private_channels_are_refused_with_the_setting(make_gateway: Calla
 ])
 async def test_channel_names_are_checked_by_what_they_resolve_to(host: str, private_addresses: str,
                                                                  refused: str | None) -> None:
-    check = check_base_url(f"https://{host}/v1", private_addresses=private_addresses, resolver=fake_resolver)
+    check = check_base_url(f"https://{host}/v1", AddressPolicy(allowed_categories(private_addresses), fake_resolver))
     if refused is None:
         await check
         return
@@ -414,7 +415,7 @@ async def test_a_slow_resolver_does_not_hold_up_a_channel_save(monkeypatch: pyte
         await asyncio.sleep(10)
         return []
 
-    await asyncio.wait_for(check_base_url("https://slow.test/v1", resolver=hanging), 2)
+    await asyncio.wait_for(check_base_url("https://slow.test/v1", AddressPolicy(frozenset(), hanging)), 2)
 
 
 def test_the_setting_parses_strictly() -> None:

@@ -20,6 +20,9 @@ What is here, by concept:
   :meth:`Exchange.reserve`), settings, the :class:`Services` door;
 * upstream WebSockets (:class:`WebSocketHandshake`, :class:`UpstreamWebSocket`): what an
   operation whose request has method ``WEBSOCKET`` gets back (realtime sessions);
+* the upstream client (:class:`UpstreamClient`, ``services.upstream``) for a channel's calls
+  outside the relay, connecting only to addresses the channel address policy allows
+  (:class:`UpstreamAddressRefused` otherwise);
 * the adapter kit: :class:`HttpJsonProvider`, URL joining, stream framings, the token
   estimator, JSON, :func:`probe_body` (a channel test's body of each kind); exact token
   counting (:class:`TokenCounter` / :class:`Tokenizer`, what
@@ -157,7 +160,14 @@ from faregate.state import option_specs as option_parsers
 from faregate.state.option_specs import OptionSpec
 from faregate.state.snapshot import ChannelEntry, TokenEntry, UserEntry
 from faregate.tokens import TokenCounter, TokenEstimator, Tokenizer, estimator, exact_counting
-from faregate.upstream import UpstreamResponse, UpstreamTransportError, UpstreamWebSocket, WebSocketHandshake
+from faregate.upstream import (
+    UpstreamAddressRefused,
+    UpstreamClient,
+    UpstreamResponse,
+    UpstreamTransportError,
+    UpstreamWebSocket,
+    WebSocketHandshake,
+)
 
 __all__ = [
     "EMAIL_VERIFICATION",
@@ -291,6 +301,8 @@ __all__ = [
     "ToolCallPart",
     "ToolChoice",
     "ToolResultPart",
+    "UpstreamAddressRefused",
+    "UpstreamClient",
     "UpstreamRequest",
     "UpstreamResponse",
     "UpstreamTarget",

@@ -13,7 +13,7 @@ import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from faregate.accounts.notify import Notifier, WebhookNotifier, allowed_categories
+from faregate.accounts.notify import Notifier, WebhookNotifier
 from faregate.billing.ledger import QuotaLedger, sweep_dead_workers
 from faregate.billing.quota_warnings import QuotaWarnings
 from faregate.contracts import (
@@ -30,6 +30,7 @@ from faregate.db import storage
 from faregate.exchange.breaker import Breakers
 from faregate.hooks import GatewayHooks
 from faregate.log_retention import retention_loop
+from faregate.net import AddressPolicy, allowed_categories
 from faregate.observe.report import Observer
 from faregate.observe.request_log import log_request
 from faregate.plugins import PluginSet
@@ -135,8 +136,13 @@ class Gateway:
                                                             key="kind")
         self.quota_warnings = QuotaWarnings(lambda: self.snapshot.options, self.notifiers, self.spawn)
         self.ledger.watchers.append(self.quota_warnings.charged)
+        #: where channels may connect (FAREGATE_CHANNEL_PRIVATE_ADDRESSES), checked when a channel
+        #: is saved and again at every connection one makes (the upstream client's)
+        self.channel_addresses = AddressPolicy(allowed_categories(self.settings.get("channel_private_addresses",
+                                                                                    "allow")))
         self.upstream = UpstreamClient(connect_timeout=self.settings.connect_timeout,
-                                       first_byte_timeout=self.settings.first_byte_timeout)
+                                       first_byte_timeout=self.settings.first_byte_timeout,
+                                       addresses=self.channel_addresses)
         #: this worker's channel breakers (cooldowns, half-open trials): see faregate.exchange.breaker
         self.breakers = Breakers(trial_window=max(1.0, min(self.settings.first_byte_timeout, 300.0)))
         self.started_at = int(time.time())

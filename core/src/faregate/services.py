@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from faregate.settings import Settings
     from faregate.state.options import Options
     from faregate.state.snapshot import ChannelEntry, TokenEntry, UserEntry
+    from faregate.upstream import UpstreamClient
 
 
 @dataclass(slots=True, frozen=True)
@@ -53,6 +54,13 @@ class Services:
     def options(self) -> Options:
         """The runtime options in force (new-api's options table), kept current."""
         return self._gw.snapshot.options
+
+    @property
+    def upstream(self) -> UpstreamClient:
+        """The gateway's upstream client, for a channel's calls outside the relay (a cloud
+        channel's token grant): the channel's proxy, the core's timeouts, and connections only
+        to addresses the channel address policy allows."""
+        return self._gw.upstream
 
     @property
     def accounts(self) -> Accounts:

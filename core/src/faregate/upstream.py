@@ -1,5 +1,6 @@
 """The one HTTP client the relay uses for upstreams, owned by the core: aiohttp's
-connection pool with the core's timeouts.
+connection pool with the core's timeouts, every connection to an address the channel
+address policy allows, checked when it is made (:mod:`faregate.net.connector`).
 
 Not httpx on this path: measured here, httpx (even over an aiohttp transport) cost
 ~0.3 ms of CPU per request, a third of the gateway's budget (docs/benchmarks.md), and
@@ -18,7 +19,10 @@ from python_socks import ProxyError
 
 from faregate import __version__
 from faregate.contracts import UpstreamRequest
+from faregate.net.addresses import PRIVATE_CATEGORIES
+from faregate.net.connector import CheckedResolver, CheckedSocksConnector, checked_socket_factory, refused_in
 from faregate.net.proxy import is_socks
+from faregate.net.resolve import AddressPolicy
 
 USER_AGENT = f"faregate/{__version__}"
 #: the largest message an upstream WebSocket may send (a realtime session's biggest events,
@@ -40,7 +44,16 @@ class UpstreamTransportError(Exception):
         self.timeout = timeout
 
 
+class UpstreamAddressRefused(UpstreamTransportError):
+    """No connection was made: the upstream's host (or the channel proxy's) is, or resolves
+    to, an address the channel address policy refuses. The message names the host and the
+    category, never the address a name resolved to."""
+
+
 def _wrap(exc: BaseException) -> UpstreamTransportError:
+    refused = refused_in(exc)
+    if refused is not None:
+        return UpstreamAddressRefused(str(refused))
     if isinstance(exc, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError):
         return UpstreamTransportError(type(exc).__name__, eof=True)
     if isinstance(exc, TimeoutError):
@@ -174,13 +187,16 @@ class WebSocketHandshake(UpstreamResponse):
 class UpstreamClient:
     """One pooled session for direct calls and http(s) proxies (aiohttp's ``proxy=``); a
     socks proxy needs a connector of its own, so each socks URL gets a session of its own
-    (at most :data:`MAX_SOCKS_SESSIONS`, the least recently used closed first)."""
+    (at most :data:`MAX_SOCKS_SESSIONS`, the least recently used closed first). Every
+    connection, to an upstream or to a proxy, goes to an address ``addresses`` allows
+    (default: the channel policy's ``allow``), checked when the connection is made."""
 
     def __init__(self, *, connect_timeout: float, first_byte_timeout: float,
-                 max_connections: int = 1000) -> None:
+                 max_connections: int = 1000, addresses: AddressPolicy | None = None) -> None:
         self._connect = connect_timeout
         self._first_byte = first_byte_timeout
         self._max = max_connections
+        self.addresses = addresses or AddressPolicy(PRIVATE_CATEGORIES)
         self._session: aiohttp.ClientSession | None = None
         self._socks: OrderedDict[str, aiohttp.ClientSession] = OrderedDict()
 
@@ -193,8 +209,10 @@ class UpstreamClient:
         )
 
     async def start(self) -> None:
-        self._session = self._new_session(aiohttp.TCPConnector(limit=self._max, limit_per_host=0,
-                                                               keepalive_timeout=60))
+        self._session = self._new_session(aiohttp.TCPConnector(
+            limit=self._max, limit_per_host=0, keepalive_timeout=60,
+            resolver=CheckedResolver(self.addresses, timeout=self._connect),
+            socket_factory=checked_socket_factory(self.addresses)))
 
     async def stop(self) -> None:
         sessions = [*self._socks.values(), self._session]
@@ -212,10 +230,9 @@ class UpstreamClient:
             return self._session, proxy
         session = self._socks.get(proxy)
         if session is None or session.closed:
-            from aiohttp_socks import ProxyConnector
-
-            session = self._socks[proxy] = self._new_session(
-                ProxyConnector.from_url(proxy, rdns=True, limit=self._max, limit_per_host=0, keepalive_timeout=60))
+            session = self._socks[proxy] = self._new_session(CheckedSocksConnector.from_url(
+                proxy, policy=self.addresses, resolve_timeout=self._connect, rdns=True, limit=self._max,
+                limit_per_host=0, keepalive_timeout=60))
             while len(self._socks) > MAX_SOCKS_SESSIONS:
                 _, evicted = self._socks.popitem(last=False)
                 asyncio.get_running_loop().create_task(evicted.close())

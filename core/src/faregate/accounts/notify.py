@@ -28,9 +28,6 @@ VALUE = "{{value}}"
 #: what a notification's webhook may answer (read and dropped)
 ANSWER_MAX = 64 * 1024
 TIMEOUT = 10.0
-#: allowed by ``notify_private_addresses=allow``: a webhook on the operator's own network
-PRIVATE_CATEGORIES = frozenset({AddressCategory.LOOPBACK, AddressCategory.PRIVATE, AddressCategory.UNSPECIFIED,
-                                AddressCategory.SHARED, AddressCategory.NON_GLOBAL})
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +70,6 @@ class Notifier(Protocol):
     kind: str
 
     async def send(self, target: NotifyTarget, note: Notification) -> None: ...
-
-
-def allowed_categories(policy: str) -> frozenset[AddressCategory]:
-    """The address categories a user's notification URL may reach under the
-    ``notify_private_addresses`` setting."""
-    return PRIVATE_CATEGORIES if policy == "allow" else frozenset()
 
 
 def url_problem(url: str, allow: Collection[AddressCategory]) -> str | None:

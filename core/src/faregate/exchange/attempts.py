@@ -32,7 +32,7 @@ from faregate.exchange.system_prompt import LOG_OTHER, note_log
 from faregate.overrides.headers import apply_headers
 from faregate.overrides.params import OverrideRefused, invalid
 from faregate.state.channel_features import NO_FEATURES
-from faregate.upstream import UpstreamResponse, UpstreamTransportError
+from faregate.upstream import UpstreamAddressRefused, UpstreamResponse, UpstreamTransportError
 
 if TYPE_CHECKING:
     from faregate.exchange.exchange import Exchange
@@ -209,6 +209,9 @@ async def _send(ex: Exchange, op: Operation, channel: ChannelEntry, provider: Pr
         log.warning("channel %s: request failed: %s", channel.id, exc)
         if not (exc.timeout and capped):  # cut short by the request's time cap: not the channel's fault
             trip(gw, channel, CHANNEL, f"request failed: {exc}")
+        if isinstance(exc, UpstreamAddressRefused):  # the caller learns neither the host nor the address
+            raise _Failed(GatewayError(502, "upstream error: the gateway does not connect to the channel's address",
+                                       code="address_refused", upstream=True)) from None
         raise _Failed(GatewayError(500, "upstream error: do request failed", code="do_request_failed",
                                    upstream=True)) from None
     ex.answer_at = time.perf_counter()

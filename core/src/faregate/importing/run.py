@@ -292,7 +292,7 @@ class Importer:
         try:
             if isinstance(other_settings, str) and (merged := merged_setting(columns.get("setting"), other_settings)):
                 columns["setting"] = merged  # vertex_key_type, aws_key_type … where the providers read them
-            await check_channel(columns, self.gw.providers, creating=True, settings=self.gw.settings)
+            await check_channel(columns, self.gw.providers, creating=True, addresses=self.gw.channel_addresses)
             extra_settings = other_settings if isinstance(other_settings, str) else None
             check_keys(self.gw.providers.get(int(columns.get("type") or 0)), key_lines(key),
                        str(columns.get("other") or ""), key_settings(columns.get("setting"), extra_settings))

@@ -176,7 +176,7 @@ async def tag_edit(data: TagEdit, me: Principal) -> Response:
              "header_override": None if data.header_override is None else data.header_override.strip()}
     fields = channel_fields({name: value for name, value in given.items() if value is not None})
     gw = gateway()
-    await check_channel(fields, gw.providers, creating=False, settings=gw.settings)
+    await check_channel(fields, gw.providers, creating=False, addresses=gw.channel_addresses)
     if data.new_tag is not None and data.new_tag != data.tag:
         fields["tag"] = data.new_tag or None
     if not fields:

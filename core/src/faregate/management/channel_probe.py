@@ -44,7 +44,7 @@ from faregate.principals import Principal
 from faregate.security.redact import redact
 from faregate.state.multi_keys import is_multi_key, read_info
 from faregate.state.snapshot import ChannelEntry, channel_entry
-from faregate.upstream import UpstreamResponse, UpstreamTransportError
+from faregate.upstream import UpstreamAddressRefused, UpstreamResponse, UpstreamTransportError
 
 blueprint = Blueprint("channel_probe", __name__)
 log = logging.getLogger("faregate")
@@ -88,6 +88,8 @@ async def _send(gw: Gateway, req: UpstreamRequest, secrets: tuple[str, ...], pro
             body = await _read(resp, limit)
         finally:
             await resp.aclose()
+    except UpstreamAddressRefused as exc:  # the host and why, never the address it resolved to
+        raise GatewayError(502, f"the request failed: {exc}", code="address_refused") from None
     except UpstreamTransportError as exc:
         raise GatewayError(502, f"the request failed: {type(exc).__name__}", code="do_request_failed") from None
     if resp.status_code not in success:

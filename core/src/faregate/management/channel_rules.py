@@ -17,18 +17,16 @@ from faregate import jsonutil
 from faregate.contracts import Provider
 from faregate.management.common import BadInput
 from faregate.net import (
-    AddressCategory,
+    PRIVATE_CATEGORIES,
+    AddressPolicy,
     BlockedAddress,
     FetchError,
-    Resolver,
-    resolve_checked,
-    system_resolver,
+    allowed_categories,
     url_form_problem,
 )
 from faregate.net.proxy import proxy_host
 from faregate.overrides.headers import compile_headers
 from faregate.overrides.params import compile_override
-from faregate.settings import Settings
 from faregate.state.channel_features import check_setting as check_relay_setting
 
 log = logging.getLogger("faregate")
@@ -41,9 +39,6 @@ FORBIDDEN_HEADERS = frozenset({
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 field-name
 _BAD_VALUE = re.compile(r"[\r\n\x00]")
 
-#: where a local model server lives (vLLM, Ollama, the test suite's fakes): allowed unless the setting denies
-PRIVATE_CATEGORIES = frozenset({AddressCategory.LOOPBACK, AddressCategory.PRIVATE, AddressCategory.UNSPECIFIED,
-                                AddressCategory.SHARED, AddressCategory.NON_GLOBAL})
 #: a save-time lookup must not hold up the admin's request; a name that does not answer in time is allowed
 RESOLVE_TIMEOUT = 2.0
 
@@ -60,13 +55,13 @@ def check_type(channel_type: int, installed: Mapping[int, Provider]) -> None:
         raise _refuse(f"type {channel_type} is not served by any installed plugin (installed types: {names})")
 
 
-async def check_base_url(url: str, *, private_addresses: str = "allow",
-                         resolver: Resolver = system_resolver) -> None:
+async def check_base_url(url: str, addresses: AddressPolicy) -> None:
     """Form, then address: cloud metadata, link-local, multicast, broadcast and reserved
     addresses are refused, given literally (any IPv4 spelling, IPv4-mapped IPv6 …) or by
-    a name resolving to one; loopback and private ones only when ``private_addresses``
-    is ``deny``. A name that does not resolve now is allowed: the upstream may be
-    reachable only later (the relay connects to admin-configured channels unguarded)."""
+    a name resolving to one; loopback and private ones unless ``addresses`` allows them
+    (``FAREGATE_CHANNEL_PRIVATE_ADDRESSES``). A name that does not resolve now is allowed:
+    the upstream may be reachable only later. This is the early, friendly refusal; what
+    protects is the same check at every connection the channel makes (the upstream client's)."""
     if not url:
         return  # the provider's default
     problem = url_form_problem(url)
@@ -74,9 +69,8 @@ async def check_base_url(url: str, *, private_addresses: str = "allow",
         hint = " (put credentials in the key)" if "user:password@" in problem else ""
         raise _refuse(f"base_url {problem}{hint}")
     host = urlsplit(url).hostname or ""
-    allowed = PRIVATE_CATEGORIES if private_addresses == "allow" else frozenset()
     try:
-        await resolve_checked(host, resolver, allow=allowed, timeout=RESOLVE_TIMEOUT)
+        await addresses.resolve(host, timeout=RESOLVE_TIMEOUT)
     except BlockedAddress as exc:
         hint = " (FAREGATE_CHANNEL_PRIVATE_ADDRESSES=deny)" if exc.category in PRIVATE_CATEGORIES else ""
         raise _refuse(f"base_url: {exc.message}{hint}") from None
@@ -101,8 +95,7 @@ def check_param_override(text: str | None) -> None:
         raise _refuse(f"param_override: {exc}") from None
 
 
-async def check_setting(text: str | None, *, private_addresses: str = "allow",
-                        resolver: Resolver = system_resolver) -> None:
+async def check_setting(text: str | None, addresses: AddressPolicy) -> None:
     """The channel settings read by the relay (``proxy``, ``system_prompt``,
     ``system_prompt_override``); a proxy's address as a base URL's (no cloud metadata,
     no link-local; private ones only when allowed)."""
@@ -114,9 +107,8 @@ async def check_setting(text: str | None, *, private_addresses: str = "allow",
         raise _refuse(str(exc)) from None
     proxy = checked.get("proxy")
     if proxy:
-        allowed = PRIVATE_CATEGORIES if private_addresses == "allow" else frozenset()
         try:
-            await resolve_checked(proxy_host(proxy), resolver, allow=allowed, timeout=RESOLVE_TIMEOUT)
+            await addresses.resolve(proxy_host(proxy), timeout=RESOLVE_TIMEOUT)
         except BlockedAddress as exc:
             raise _refuse(f"setting.proxy: {exc.message}") from None
         except FetchError:
@@ -166,14 +158,15 @@ def check_keys(provider: Provider | None, keys: list[str], other: str, settings:
 
 
 async def check_channel(fields: dict[str, Any], installed: Mapping[int, Provider], *, creating: bool,
-                        settings: Settings | None = None) -> None:
+                        addresses: AddressPolicy | None = None) -> None:
     """Raise :class:`BadInput` (400) for what no channel may hold; ``fields`` are the
-    columns being written (all of them when ``creating``); ``settings`` gives
-    ``channel_private_addresses`` (``allow`` without them)."""
-    private_addresses = settings.get("channel_private_addresses", "allow") if settings is not None else "allow"
+    columns being written (all of them when ``creating``); ``addresses``: the gateway's
+    channel address policy (``Gateway.channel_addresses``; without it, private addresses
+    allowed and the system's resolver)."""
+    addresses = addresses or AddressPolicy(allowed_categories("allow"))
     if "type" in fields or creating:
         check_type(int(fields.get("type", 0)), installed)
-    await check_base_url(fields.get("base_url") or "", private_addresses=private_addresses)
+    await check_base_url(fields.get("base_url") or "", addresses)
     check_header_override(fields.get("header_override"))
     check_param_override(fields.get("param_override"))
-    await check_setting(fields.get("setting"), private_addresses=private_addresses)
+    await check_setting(fields.get("setting"), addresses)

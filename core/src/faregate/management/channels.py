@@ -184,7 +184,7 @@ async def add_channel(data: ChannelAdd, me: Principal) -> Response:
     if (merged := merged_setting(fields.get("setting"), channel.settings)) is not None:
         fields["setting"] = merged
     gw = gateway()
-    await check_channel(fields, gw.providers, creating=True, settings=gw.settings)
+    await check_channel(fields, gw.providers, creating=True, addresses=gw.channel_addresses)
     keys = _keys(channel.key, mode)
     check_keys(gw.providers.get(int(fields.get("type", 0))), [k for text in keys for k in key_lines(text)],
                fields.get("other") or "", key_settings(fields.get("setting"), channel.settings))
@@ -240,7 +240,7 @@ async def update_channel(data: ChannelUpdate, me: Principal) -> Response:
     if MASK in (fields.get("setting") or ""):  # the listed setting sent back: its masked proxy is the stored one
         before = await m.Channel.get_or_none(id=data.id)
         fields["setting"] = unmask_setting(fields["setting"], before.setting if before else "")
-    await check_channel(fields, gw.providers, creating=False, settings=gw.settings)
+    await check_channel(fields, gw.providers, creating=False, addresses=gw.channel_addresses)
     key = data.key or ""
     async with in_transaction() as conn:
         row = await m.Channel.get_or_none(id=data.id, using_db=conn)
@@ -250,7 +250,7 @@ async def update_channel(data: ChannelUpdate, me: Principal) -> Response:
             setattr(row, name, value)
         if (merged := merged_setting(row.setting, data.settings)) is not None:
             row.setting = merged
-            await check_channel({"setting": merged}, gw.providers, creating=False, settings=gw.settings)
+            await check_channel({"setting": merged}, gw.providers, creating=False, addresses=gw.channel_addresses)
         new_key = key.strip() or None
         if new_key and new_key.startswith(("{", "[")):  # a service-account JSON: one line per object
             new_key = "\n".join(split_keys(new_key))

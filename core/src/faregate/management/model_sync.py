@@ -18,7 +18,6 @@ from tortoise.exceptions import IntegrityError
 
 from faregate import jsonutil
 from faregate.db import models as m
-from faregate.management.channel_rules import PRIVATE_CATEGORIES
 from faregate.management.common import gateway
 from faregate.net import FetchError, GuardedFetcher
 from faregate.net.errors import shown
@@ -47,11 +46,10 @@ async def fetch_json(url: str, *, max_bytes: int, timeout: float) -> Any:
     """GET ``url`` through the guarded fetcher under the channel base URLs' policy
     (loopback and private addresses only while ``FAREGATE_CHANNEL_PRIVATE_ADDRESSES``
     allows them; metadata and link-local never) and parse the 200 answer as JSON."""
-    policy = gateway().settings.get("channel_private_addresses", "allow")
-    allow = PRIVATE_CATEGORIES if policy == "allow" else frozenset()
+    policy = gateway().channel_addresses
     host = shown(urlsplit(url).hostname or "")
     try:
-        async with GuardedFetcher(allow=allow, max_bytes=max_bytes, timeout=timeout,
+        async with GuardedFetcher(allow=policy.allow, resolver=policy.resolver, max_bytes=max_bytes, timeout=timeout,
                                   connect_timeout=min(timeout, 5.0)) as fetcher:
             got = await fetcher.fetch(url, headers={"Accept": "application/json"})
     except FetchError as exc:

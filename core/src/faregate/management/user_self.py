@@ -13,7 +13,7 @@ from quart_schema import document_response, validate_request
 from tortoise.exceptions import IntegrityError
 
 from faregate import jsonutil
-from faregate.accounts.notify import allowed_categories, url_problem
+from faregate.accounts.notify import url_problem
 from faregate.accounts.sessions import renew_own_session
 from faregate.billing.groups import AUTO
 from faregate.billing.pricing import MAX_QUOTA
@@ -32,6 +32,7 @@ from faregate.management.users import (
     user_views,
 )
 from faregate.management.verification import enrolled_methods, guess_key, recently_verified
+from faregate.net import allowed_categories
 from faregate.principals import Principal
 from faregate.security.passwords import check_login_password, hash_password_async
 

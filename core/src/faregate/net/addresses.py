@@ -28,6 +28,18 @@ class AddressCategory(StrEnum):
     NON_GLOBAL = "non-global"  # documentation, benchmarking and other special-purpose ranges
 
 
+#: the inside of the operator's own network (a local vLLM or Ollama, the test suite's fakes, a
+#: webhook next door): let through where a ``*_private_addresses`` setting says ``allow``; link-local,
+#: cloud metadata, multicast, broadcast and reserved addresses never are
+PRIVATE_CATEGORIES = frozenset({AddressCategory.LOOPBACK, AddressCategory.PRIVATE, AddressCategory.UNSPECIFIED,
+                                AddressCategory.SHARED, AddressCategory.NON_GLOBAL})
+
+
+def allowed_categories(policy: str) -> frozenset[AddressCategory]:
+    """The categories a ``*_private_addresses`` setting (``allow`` or ``deny``) lets through."""
+    return PRIVATE_CATEGORIES if policy == "allow" else frozenset()
+
+
 #: instance-metadata endpoints: AWS (v4, v6), Alibaba, Azure's wire server (a public
 #: address answering only inside Azure), AWS ECS task metadata
 METADATA_ADDRESSES = frozenset(ip_address(a) for a in (

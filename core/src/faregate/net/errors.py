@@ -14,6 +14,13 @@ def shown(host: str) -> str:
     return host if len(host) <= _HOST_SHOWN else host[:_HOST_SHOWN] + "…"
 
 
+def refusal(host: str, category: str, *, resolved: bool) -> str:
+    """``api.example.com resolves to a cloud metadata address, which the gateway does not connect to``."""
+    how = "resolves to" if resolved else "is"
+    article = "an" if category[:1] in "aeiou" else "a"
+    return f"{shown(host)} {how} {article} {category} address, which the gateway does not connect to"
+
+
 class FetchError(GatewayError):
     """A URL the gateway was asked to fetch could not be fetched (bad URL, no such host,
     timeout, too many redirects, response too large): a 400, the URL came from the caller."""
@@ -27,9 +34,6 @@ class BlockedAddress(FetchError):
     private, link-local, cloud metadata …); nothing was connected."""
 
     def __init__(self, host: str, category: str, *, resolved: bool) -> None:
-        how = "resolves to" if resolved else "is"
-        article = "an" if category[:1] in "aeiou" else "a"
-        super().__init__(f"{shown(host)} {how} {article} {category} address, which the gateway does not connect to",
-                         code="blocked_address")
+        super().__init__(refusal(host, category, resolved=resolved), code="blocked_address")
         self.host = host
         self.category = category

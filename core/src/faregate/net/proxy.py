@@ -32,7 +32,7 @@ def check_proxy(url: str) -> str:
         raise ValueError(f"must be a {', '.join(s + '://' for s in PROXY_SCHEMES)} URL")
     if not parts.hostname:
         raise ValueError("has no host")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
+    if parts.path not in ("", "/") or "?" in url or "#" in url:  # an empty query or fragment too
         raise ValueError("must not have a path, query string or fragment")
     if port == 0:
         raise ValueError("has no valid port")

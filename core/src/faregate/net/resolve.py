@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
 from ipaddress import ip_address
 
 from faregate.net.addresses import AddressCategory, IPAddress, address_category, literal_address, name_category
@@ -61,3 +62,23 @@ async def resolve_checked(host: str, resolver: Resolver, *, allow: Collection[Ad
     if not addresses:
         raise FetchError(f"{shown(host)} does not resolve")
     return addresses
+
+
+@dataclass(slots=True)
+class AddressPolicy:
+    """Where one kind of outbound connection may go: the refused categories it lets
+    through (``allow``) and the resolver its names go through. The gateway keeps one for
+    channels (``Gateway.channel_addresses``), read when a channel is saved and at each
+    connection a channel makes; tests swap its ``resolver`` to play DNS."""
+
+    allow: frozenset[AddressCategory]
+    resolver: Resolver = system_resolver
+
+    async def resolve(self, host: str, *, timeout: float = 10.0) -> list[IPAddress]:
+        """:func:`resolve_checked` under this policy."""
+        return await resolve_checked(host, self.resolver, allow=self.allow, timeout=timeout)
+
+    def refusal(self, ip: IPAddress) -> AddressCategory | None:
+        """The category ``ip`` is refused for, None when it may be reached."""
+        category = address_category(ip)
+        return category if category is not None and category not in self.allow else None

@@ -140,7 +140,8 @@ CORE_SETTINGS = (
             "reach the gateway over https, directly or through a TLS-terminating proxy.", Flag),
     Setting("channel_private_addresses", "allow",
             "Whether a channel's base URL may point at a loopback or private address (local vLLM, Ollama): "
-            "allow or deny. Link-local and cloud metadata addresses are refused either way.", AllowDeny),
+            "allow or deny. Link-local and cloud metadata addresses are refused either way. Checked when a "
+            "channel is saved and again at every connection a channel makes (its proxy's included).", AllowDeny),
     Setting("notify_private_addresses", "deny",
             "Whether a user's notification URL (the webhook of their quota warnings) may point at a loopback "
             "or private address: allow or deny. Link-local and cloud metadata addresses are refused either "

@@ -16,6 +16,7 @@ import pytest_asyncio
 from google import genai
 from google.genai import types
 
+from faregate.api import UpstreamClient
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate_adapter_vertex.testing import API_KEY, FakeGoogleOAuth, FakeVertex, TestServiceAccount
 
@@ -100,3 +101,12 @@ async def express(gateway: GatewayServer, admin: AdminClient, fake_vertex: FakeV
     deployment = Deployment(gateway, admin, fake_vertex, fake_google_oauth, vertex_account, key, channel)
     yield deployment
     await deployment.close()
+
+
+@pytest_asyncio.fixture
+async def upstream_client() -> AsyncIterator[UpstreamClient]:
+    """An upstream client as a gateway's (loopback allowed: the fakes), for a token cache alone."""
+    client = UpstreamClient(connect_timeout=5.0, first_byte_timeout=30.0)
+    await client.start()
+    yield client
+    await client.stop()

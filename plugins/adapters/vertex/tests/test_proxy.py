@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from faregate.api import UpstreamClient
 from faregate.testing.proxies import HttpProxy, Socks5Proxy
 from faregate_adapter_vertex import tokens
 from faregate_adapter_vertex.keys import service_account
@@ -41,8 +42,10 @@ async def test_the_token_grant_goes_through_the_channel_s_proxy(deployed: Any, s
                                   (f"CONNECT 127.0.0.1:{port(deployed.fake.base_url)}", "")]
 
 
-async def test_a_token_endpoint_s_5xx_is_tried_again(fake_google_oauth: FakeGoogleOAuth,
+async def test_a_token_endpoint_s_5xx_is_tried_again(upstream_client: UpstreamClient,
+                                                     fake_google_oauth: FakeGoogleOAuth,
                                                      vertex_account: TestServiceAccount) -> None:
     fake_google_oauth.fail_next(503, "busy")
-    token = await tokens.TokenCache().token(vertex_account.key, service_account(vertex_account.key))
+    cache = tokens.TokenCache(lambda: upstream_client)
+    token = await cache.token(vertex_account.key, service_account(vertex_account.key))
     assert token.startswith("ya29.") and fake_google_oauth.token_requests == 2

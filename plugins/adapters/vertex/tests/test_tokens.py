@@ -14,6 +14,7 @@ from typing import Any
 import openai
 import pytest
 
+from faregate.api import UpstreamClient
 from faregate.testing.logs import error_logs
 from faregate_adapter_vertex import tokens
 from faregate_adapter_vertex.keys import service_account
@@ -31,10 +32,11 @@ class Clock:
         return self.now
 
 
-async def test_one_token_for_many_calls_then_a_refresh(fake_google_oauth: FakeGoogleOAuth,
+async def test_one_token_for_many_calls_then_a_refresh(upstream_client: UpstreamClient,
+                                                      fake_google_oauth: FakeGoogleOAuth,
                                                       vertex_account: TestServiceAccount) -> None:
     clock = Clock()
-    cache = TokenCache(clock=clock)
+    cache = TokenCache(lambda: upstream_client, clock=clock)
     account = service_account(vertex_account.key)
     found = await asyncio.gather(*(cache.token(vertex_account.key, account) for _ in range(10)))
     assert len(set(found)) == 1 and fake_google_oauth.token_requests == 1  # one grant, shared
@@ -47,11 +49,12 @@ async def test_one_token_for_many_calls_then_a_refresh(fake_google_oauth: FakeGo
     assert fresh != found[0] and fake_google_oauth.token_requests == 2
 
 
-async def test_a_short_lived_token_is_refreshed_halfway(vertex_account: TestServiceAccount,
+async def test_a_short_lived_token_is_refreshed_halfway(upstream_client: UpstreamClient,
+                                                        vertex_account: TestServiceAccount,
                                                         fake_google_oauth: FakeGoogleOAuth) -> None:
     fake_google_oauth.expires_in = 60
     clock = Clock()
-    cache = TokenCache(clock=clock)
+    cache = TokenCache(lambda: upstream_client, clock=clock)
     account = service_account(vertex_account.key)
     first = await cache.token(vertex_account.key, account)
     clock.now += 29
@@ -60,7 +63,7 @@ async def test_a_short_lived_token_is_refreshed_halfway(vertex_account: TestServ
     assert await cache.token(vertex_account.key, account) != first and fake_google_oauth.token_requests == 2
 
 
-async def test_the_signing_runs_off_the_event_loop(vertex_account: TestServiceAccount,
+async def test_the_signing_runs_off_the_event_loop(upstream_client: UpstreamClient, vertex_account: TestServiceAccount,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     threads: list[threading.Thread] = []
     real = tokens._assertion  # noqa: SLF001 - watched, not replaced
@@ -70,14 +73,15 @@ async def test_the_signing_runs_off_the_event_loop(vertex_account: TestServiceAc
         return real(account)
 
     monkeypatch.setattr(tokens, "_assertion", watched)
-    await TokenCache().token(vertex_account.key, service_account(vertex_account.key))
+    await TokenCache(lambda: upstream_client).token(vertex_account.key, service_account(vertex_account.key))
     assert threads and threads[0] is not threading.main_thread()
 
 
-async def test_a_failed_refresh_keeps_a_token_that_still_works(fake_google_oauth: FakeGoogleOAuth,
+async def test_a_failed_refresh_keeps_a_token_that_still_works(upstream_client: UpstreamClient,
+                                                               fake_google_oauth: FakeGoogleOAuth,
                                                                vertex_account: TestServiceAccount) -> None:
     clock = Clock()
-    cache = TokenCache(clock=clock)
+    cache = TokenCache(lambda: upstream_client, clock=clock)
     account = service_account(vertex_account.key)
     first = await cache.token(vertex_account.key, account)
     clock.now += 3500  # due for a refresh, not yet expired

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from faregate.api import Provider, hookimpl
+from faregate.api import Provider, Services, hookimpl
 from faregate_adapter_vertex.provider import VertexProvider
 
 __all__ = ["VertexProvider"]
 
 
 @hookimpl
-def register_providers(register: Callable[[Provider], None]) -> None:
-    register(VertexProvider())
+def register_providers(register: Callable[[Provider], None], services: Services) -> None:
+    register(VertexProvider(services))

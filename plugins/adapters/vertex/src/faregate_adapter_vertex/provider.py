@@ -27,6 +27,7 @@ from faregate.api import (
     HttpJsonProvider,
     PassthroughStream,
     RequestSummary,
+    Services,
     StreamParser,
     UpstreamRequest,
     UpstreamTarget,
@@ -79,8 +80,8 @@ class VertexProvider(HttpJsonProvider):
     model_catalog = MappingProxyType({VERTEX_CHANNEL_TYPE: VERTEX_MODELS})
     default_base_url = ""  # by region: GLOBAL_HOST or REGIONAL_HOST
 
-    def __init__(self) -> None:
-        self.tokens = TokenCache()
+    def __init__(self, services: Services) -> None:
+        self.tokens = TokenCache(lambda: services.upstream)
 
     def fake_server(self, host: str, port: int, api_key: str | None) -> FakeVertex:
         """The fake Vertex AI (:mod:`faregate_adapter_vertex.testing`), taking ``api_key`` as

@@ -1,12 +1,14 @@
 """A service account's OAuth access tokens: the JWT-bearer grant (an assertion signed with
 the account's private key by google-auth's signer, posted to the account's ``token_uri``). The
-signing runs in a worker thread; the post is asynchronous (aiohttp), through the channel's
-proxy (``setting.proxy``: http(s), or socks through aiohttp-socks, as the relay's calls),
-bounded in time and size, never redirected: the assertion goes to the token_uri the key names
-and nowhere else. A token is cached per key until shortly before it expires, and shared by
-every request of the worker: concurrent requests that find it stale wait for one refresh
-(single flight), never start one each. Each worker process holds its own token (a token is
-a secret: it is kept in memory only, never written where another process could read it).
+signing runs in a worker thread; the post goes through the gateway's upstream client
+(``services.upstream``) as the relay's calls do: through the channel's proxy (``setting.proxy``),
+to an address the channel address policy allows (checked when the connection is made: a
+token_uri whose name resolves to a metadata server is refused), bounded in time and size,
+never redirected: the assertion goes to the token_uri the key names and nowhere else. A token
+is cached per key until shortly before it expires, and shared by every request of the worker:
+concurrent requests that find it stale wait for one refresh (single flight), never start one each.
+Each worker process holds its own token (a token is a secret: it is kept in memory only, never
+written where another process could read it).
 Nothing of a key or a token is ever logged; a failed exchange says only the OAuth error code.
 """
 
@@ -21,11 +23,16 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
-import aiohttp
-from aiohttp_socks import ProxyConnector
-
-from faregate.api import GatewayError, json_loads
+from faregate.api import (
+    GatewayError,
+    UpstreamAddressRefused,
+    UpstreamClient,
+    UpstreamRequest,
+    UpstreamTransportError,
+    json_loads,
+)
 from faregate_adapter_vertex.keys import ServiceAccount
 from faregate_adapter_vertex.names import SCOPE
 
@@ -50,7 +57,6 @@ ASSERTION_LIFETIME = 3600
 MAX_ANSWER = 64 * 1024
 #: a token endpoint's 5xx or a failed connection is tried again this many times (as google-auth)
 GRANT_RETRIES = 2
-SOCKS_SCHEMES = ("socks4", "socks4a", "socks5", "socks5h")
 _OAUTH_ERROR = re.compile(r"[a-z_]{1,40}")
 
 
@@ -63,7 +69,12 @@ class _Refused(Exception):
 
 
 class _Unreachable(Exception):
-    """No answer from the token endpoint (a connection error, a timeout, a 5xx)."""
+    """No answer from the token endpoint (a connection error, a timeout, a 5xx); ``refused``:
+    its address is one the gateway does not connect to."""
+
+    def __init__(self, refused: bool = False) -> None:
+        super().__init__()
+        self.refused = refused
 
 
 @dataclass(slots=True)
@@ -87,15 +98,6 @@ def _assertion(account: ServiceAccount) -> str:
     return encoded.decode()
 
 
-def _session(proxy: str) -> tuple[aiohttp.ClientSession, str | None]:
-    """A session for one grant and the ``proxy=`` of its post: a socks proxy is a connector
-    of its own, an http(s) one aiohttp's ``proxy=``."""
-    timeout = aiohttp.ClientTimeout(total=TOKEN_TIMEOUT)
-    if proxy and proxy.split("://", 1)[0].lower() in SOCKS_SCHEMES:
-        return aiohttp.ClientSession(connector=ProxyConnector.from_url(proxy, rdns=True), timeout=timeout), None
-    return aiohttp.ClientSession(timeout=timeout), proxy or None
-
-
 def _read_grant(status: int, body: bytes) -> tuple[str, float | None]:
     """``(token, seconds it lasts)`` of a 200; :class:`_Refused` with the OAuth error code."""
     try:
@@ -112,17 +114,27 @@ def _read_grant(status: int, body: bytes) -> tuple[str, float | None]:
     raise _Refused(code if isinstance(code, str) else None)
 
 
-async def _grant(account: ServiceAccount, proxy: str = "") -> tuple[str, float | None]:
-    """One JWT-bearer grant through ``proxy`` ("" direct); ``(token, seconds it lasts)``."""
-    form = {"grant_type": GRANT_TYPE, "assertion": await asyncio.to_thread(_assertion, account)}
-    for attempt in range(GRANT_RETRIES + 1):
-        session, via = _session(proxy)
+async def _post(client: UpstreamClient, url: str, form: bytes, proxy: str) -> tuple[int, bytes]:
+    """``(status, at most MAX_ANSWER + 1 bytes of the body)`` of one post, within TOKEN_TIMEOUT."""
+    request = UpstreamRequest("POST", url, {"Accept": "application/json",
+                                            "Content-Type": "application/x-www-form-urlencoded"}, form)
+    async with asyncio.timeout(TOKEN_TIMEOUT):
+        resp = await client.send(request, proxy=proxy, timeout=TOKEN_TIMEOUT)
         try:
-            async with session, session.post(account.token_uri, data=form, proxy=via, allow_redirects=False,
-                                             headers={"Accept": "application/json"}) as resp:
-                body = await resp.content.read(MAX_ANSWER + 1)
-                status = resp.status
-        except (aiohttp.ClientError, TimeoutError, OSError):
+            return resp.status_code, await resp.aread(MAX_ANSWER + 1)
+        finally:
+            await resp.aclose()
+
+
+async def _grant(client: UpstreamClient, account: ServiceAccount, proxy: str = "") -> tuple[str, float | None]:
+    """One JWT-bearer grant through ``proxy`` ("" direct); ``(token, seconds it lasts)``."""
+    form = urlencode({"grant_type": GRANT_TYPE, "assertion": await asyncio.to_thread(_assertion, account)}).encode()
+    for attempt in range(GRANT_RETRIES + 1):
+        try:
+            status, body = await _post(client, account.token_uri, form, proxy)
+        except UpstreamAddressRefused:
+            raise _Unreachable(refused=True) from None  # the same answer the next time: not tried again
+        except (UpstreamTransportError, TimeoutError):
             status, body = 0, b""
         if 0 < status < 500 and len(body) <= MAX_ANSWER:
             return _read_grant(status, body)
@@ -140,15 +152,18 @@ def _exchange_error(exc: Exception) -> GatewayError:
         if exc.code is not None and _OAUTH_ERROR.fullmatch(exc.code):
             reason = f"refused: {exc.code}"
     elif isinstance(exc, _Unreachable):
-        reason = "the token endpoint could not be reached"
+        reason = ("the gateway does not connect to the token endpoint's address" if exc.refused
+                  else "the token endpoint could not be reached")
     return GatewayError(503, f"the channel's service account got no access token ({reason})",
                         code="channel:token_exchange_failed")
 
 
 class TokenCache:
-    """Access tokens by key (a hash of it), with the project each was issued for."""
+    """Access tokens by key (a hash of it), with the project each was issued for; grants go
+    through the client ``upstream`` gives (``lambda: services.upstream``)."""
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, upstream: Callable[[], UpstreamClient], *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.upstream = upstream
         self.clock = clock
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         #: token → project: the call a token authorises is made in its service account's project
@@ -177,7 +192,7 @@ class TokenCache:
             if entry.token and now < entry.refresh_at:
                 return entry.token  # another request refreshed it while this one waited
             try:
-                token, lasts = await _grant(account, proxy)
+                token, lasts = await _grant(self.upstream(), account, proxy)
             except Exception as exc:  # noqa: BLE001 - the grant's and the signer's errors, none logged whole
                 err = _exchange_error(exc)
                 log.warning("service account %s: %s", account.client_email, err.message)
