@@ -4,9 +4,10 @@
 Sign-up follows the options ``RegisterEnabled``, ``PasswordRegisterEnabled`` and
 ``EmailVerificationEnabled`` (the code comes from ``GET /api/verification``, which the
 faregate-auth-email plugin serves; the code is checked here, from the one-time secrets
-store, so the core never calls the plugin). The second step checks the code with the
-installed second factor that guards logins (TOTP), at most five guesses per code through
-the login throttle, and only then starts the session."""
+store, so the core never calls the plugin), and is rate limited per client IP (new-api's
+CriticalRateLimit) and per invitation code (:meth:`Accounts.invitation_refused`). The
+second step checks the code with the installed second factor that guards logins (TOTP), at
+most five guesses per code through the login throttle, and only then starts the session."""
 
 from __future__ import annotations
 
@@ -99,9 +100,14 @@ async def register(data: Registration) -> Response:
         return fail("new registrations are closed by the administrator")
     if not options.value("PasswordRegisterEnabled"):
         return fail("registration with a username and password is closed; use another sign-in method")
+    accounts = gw.services.accounts
+    # every attempt counts (as new-api's CriticalRateLimit), a failed one too: it bounds
+    # probing for taken names and guessing email codes as well as making accounts
+    refused = await accounts.signup_refused()
+    if refused is not None:
+        return refused
     if data.password2 is not None and data.password2 != data.password:
         return fail("the two passwords differ", status=400)
-    accounts = gw.services.accounts
     email = ""
     if options.value("EmailVerificationEnabled"):
         if "faregate-auth-email" in missing_methods.absent(current_app):  # refused still: the option says so
@@ -122,6 +128,11 @@ async def register(data: Registration) -> Response:
         await accounts.throttle_passed(f"#email:{email}")
         if await accounts.email_taken(email):
             return fail("the email address is already in use")
+    if await m.User.filter(username=data.username).exists():  # before the invitation's budget is spent
+        return fail("the username is already taken")
+    refused = await accounts.invitation_refused(data.aff_code)
+    if refused is not None:
+        return refused
     password_hash = await hash_password_async(data.password)
     try:
         row, touched = await create_account(options, username=data.username, password_hash=password_hash, email=email,
