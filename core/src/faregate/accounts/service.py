@@ -230,16 +230,20 @@ class Accounts:
         row = await self.flows.take_code(purpose, subject, code)
         return OneTimeSecret(row.user_id, row.subject, row.payload) if row is not None else None
 
-    async def throttled(self, account_key: str) -> Response | None:
+    async def throttled(self, account_key: str, *, account_wide: bool = True) -> Response | None:
         """Count a guess at a secret of ``account_key`` (a user, an address) from this
-        client, through the login throttle: a 429 answer when over the limit, else None."""
+        client, through the login throttle: a 429 answer when over a limit (this client's
+        for the key, this client's overall, or the key's from every client together), else
+        None. ``account_wide=False`` leaves out the last: for a step anyone could otherwise
+        lock for the owner (a login's second step, which a locked login hands out whatever
+        the password); pass the same to :meth:`throttle_passed`."""
         from faregate.management.common import too_many
         from faregate.management.users import login_throttle
 
-        wait = await login_throttle().attempt(request.remote_addr or "", account_key)
-        if wait is None:
+        refusal = await login_throttle().attempt(request.remote_addr or "", account_key, account_wide=account_wide)
+        if refusal is None:
             return None
-        return too_many("failed attempts", wait)
+        return too_many("failed attempts", refusal.wait)
 
     async def rate_limited(self, name: str, *, limit: int, window: float, key: str = "",
                            what: str = "requests") -> Response | None:
@@ -252,8 +256,9 @@ class Accounts:
         from faregate.management.common import too_many
         from faregate.management.users import login_throttle
 
-        who = f"key:{key}" if key else f"ip:{request.remote_addr or ''}"
-        wait = await login_throttle().limit(name, who, limit, window)
+        throttle = login_throttle()
+        who = f"key:{key}" if key else f"ip:{throttle.client_key(request.remote_addr or '')}"
+        wait = await throttle.limit(name, who, limit, window)
         if wait is None:
             return None
         return too_many(what, wait)
@@ -300,11 +305,11 @@ class Accounts:
             refused.headers["Retry-After"] = "60"
         return refused
 
-    async def throttle_passed(self, account_key: str) -> None:
+    async def throttle_passed(self, account_key: str, *, account_wide: bool = True) -> None:
         """The guess was right: it does not count against the client or the account."""
         from faregate.management.users import login_throttle
 
-        await login_throttle().succeeded(request.remote_addr or "", account_key)
+        await login_throttle().succeeded(request.remote_addr or "", account_key, account_wide=account_wide)
 
     # ---- secrets at rest ----------------------------------------------------------------------
     def seal(self, plaintext: str, aad: str) -> str:

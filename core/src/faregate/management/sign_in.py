@@ -18,7 +18,7 @@ from quart import Blueprint, Response, current_app, session
 from quart_schema import document_response, validate_request
 
 from faregate import jsonutil
-from faregate.accounts.login import PENDING_PURPOSE, complete_login
+from faregate.accounts.login import PASSWORD_RIGHT, PENDING_PURPOSE, complete_login
 from faregate.accounts.service import EMAIL_VERIFICATION, normalize_email
 from faregate.accounts.sessions import PENDING_FLOW
 from faregate.accounts.signup import SignupError, create_account
@@ -32,6 +32,9 @@ from faregate.management.users import LoginData
 from faregate.security.passwords import hash_password_async
 
 blueprint = Blueprint("sign_in", __name__)
+
+WRONG_CODE = "the code is wrong: check your authenticator or use a backup code"
+
 
 class SecondStep(Body):
     """``{code}``: a TOTP code or a backup code; ``flow_token`` from the first step (newer
@@ -56,11 +59,22 @@ async def login_second_step(data: SecondStep) -> Response:
     pending = await accounts.flows.peek(PENDING_PURPOSE, token)
     if pending is None:
         return fail("no login is waiting for a second step, or it has expired: log in again")
-    refused = await accounts.throttled(f"#2fa:{pending.user_id}")
+    # per client only: a locked account's login hands this step to anyone, whatever the
+    # password, so a total over every client would let guessers lock the owner out of it
+    refused = await accounts.throttled(f"#2fa:{pending.user_id}", account_wide=False)
     if refused is not None:
         return refused
-    row = await m.User.get_or_none(id=pending.user_id)
     stored = jsonutil.loads(pending.payload or "{}")
+    row = await m.User.get_or_none(id=pending.user_id)
+    if stored.get(PASSWORD_RIGHT, True) is not True:
+        # a locked login's step of a wrong password (or an unknown or banned user): it fails
+        # as a wrong code does, with the reads of a user without a factor, and the factor
+        # never counts it (its own lockout would otherwise be anyone's to trigger). A user
+        # with one spends a check more on a right password: what an unlocked login tells
+        # anyway (its second step follows a right password only), so the lock adds no oracle
+        for factor in factors:
+            await await_me_maybe(factor.enrolled(pending.user_id))
+        return fail(WRONG_CODE)
     if row is None or row.session_version != stored.get("sv"):  # the password changed meanwhile
         return fail("the login has expired: log in again")
     for factor in factors:
@@ -68,10 +82,10 @@ async def login_second_step(data: SecondStep) -> Response:
                 factor.verify(row.id, data.code, session)):
             break
     else:
-        return fail("the code is wrong: check your authenticator or use a backup code")
+        return fail(WRONG_CODE)
     if await accounts.flows.take(PENDING_PURPOSE, token) is None:  # a concurrent request used it first
         return fail("the login has expired: log in again")
-    await accounts.throttle_passed(f"#2fa:{pending.user_id}")
+    await accounts.throttle_passed(f"#2fa:{pending.user_id}", account_wide=False)
     return await complete_login(row, str(stored.get("method") or "password"), second_factor_done=True)
 
 

@@ -129,13 +129,19 @@ CORE_SETTINGS = (
     Setting("sync_interval", 30.0, "Seconds between full cache reloads (a safety net under the change feed).",
             NonNegative, aliases=("SYNC_FREQUENCY",)),
     Setting("login_window_seconds", 900.0,
-            "Login throttle window: failed logins are counted per client IP and per account over this many "
-            "seconds (shared through Redis when redis_url is set, else per worker).", NonNegative),
+            "Login throttle window: failed logins are counted per client IP, per account from each IP and per "
+            "account over this many seconds (shared through Redis when redis_url is set, else per worker).",
+            NonNegative),
     Setting("login_max_failures_per_account", 10.0,
-            "Failed logins for one account within the window before it answers 429 (0: no limit).", NonNegative),
+            "Failed logins for one account from one client IP within the window before that IP answers 429 for "
+            "the account; other addresses are not refused (0: no limit).", NonNegative),
     Setting("login_max_failures_per_ip", 30.0,
             "Failed logins from one client IP within the window before it answers 429 (0: no limit).",
             NonNegative),
+    Setting("login_account_lock_failures", 100,
+            "Failed logins for one account from all addresses together within the window before the account "
+            "is locked: then only a browser that signed in to it before, a second factor or a passkey gets in "
+            "until the window ends or `faregate admin unlock` (0: never locked).", Count),
     Setting("critical_rate_limit_enable", True,
             "Limit sign-ups per client IP (new-api's CriticalRateLimit on its critical routes; here it counts "
             "every POST /api/user/register and every account an outside sign-in makes).", Flag,
