@@ -414,14 +414,14 @@ async def test_faregate_admin_unlock_lifts_a_lock(tmp_path: Any) -> None:
 
 
 async def test_nodes_share_a_lock_and_its_unlock(tmp_path: Any, redis_url: str) -> None:
-    """Two nodes of two workers sharing Redis: failures spread over them lock the account on
+    """Two nodes (processes) sharing Redis: failures spread over them lock the account on
     both, the owner's fresh address gets the lock's step on either, and one command lifts it
     on both at once."""
     name = f"r{uuid.uuid4().hex[:12]}"  # the counters live in a Redis other runs share
     prefix = f"10.{secrets.randbelow(256)}.{secrets.randbelow(256)}"
     env = {"FAREGATE_REDIS_URL": redis_url, "FAREGATE_TRUSTED_PROXIES": "127.0.0.1",
            "FAREGATE_LOGIN_MAX_FAILURES_PER_ACCOUNT": "2", "FAREGATE_LOGIN_ACCOUNT_LOCK_FAILURES": "4"}
-    nodes = [GatewayProcess(str(tmp_path / node), workers=2, env=env) for node in ("a", "b")]
+    nodes = [GatewayProcess(str(tmp_path / node), env=env) for node in ("a", "b")]
     try:
         await asyncio.gather(*(asyncio.to_thread(node.start) for node in nodes))
         for node in nodes:  # a database each: the same root on both
