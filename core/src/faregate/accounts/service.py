@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 EMAIL_VERIFICATION = "email_verification"
 #: live secrets of one purpose that anonymous starts may leave (:meth:`Accounts.start_refused`)
 MAX_LIVE_STARTS = 10_000
+#: the rate limits of account creation: per client IP, and per inviter (an invitation code's owner)
+SIGNUPS_PER_IP, SIGNUPS_PER_INVITER = "signup", "signup_invited"
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,31 +230,65 @@ class Accounts:
         row = await self.flows.take_code(purpose, subject, code)
         return OneTimeSecret(row.user_id, row.subject, row.payload) if row is not None else None
 
-    async def throttled(self, account_key: str) -> Response | None:
+    async def throttled(self, account_key: str, *, account_wide: bool = True) -> Response | None:
         """Count a guess at a secret of ``account_key`` (a user, an address) from this
-        client, through the login throttle: a 429 answer when over the limit, else None."""
+        client, through the login throttle: a 429 answer when over a limit (this client's
+        for the key, this client's overall, or the key's from every client together), else
+        None. ``account_wide=False`` leaves out the last: for a step anyone could otherwise
+        lock for the owner (a login's second step, which a locked login hands out whatever
+        the password); pass the same to :meth:`throttle_passed`."""
         from faregate.management.common import too_many
         from faregate.management.users import login_throttle
 
-        wait = await login_throttle().attempt(request.remote_addr or "", account_key)
-        if wait is None:
+        refusal = await login_throttle().attempt(request.remote_addr or "", account_key, account_wide=account_wide)
+        if refusal is None:
             return None
-        return too_many("failed attempts", wait)
+        return too_many("failed attempts", refusal.wait)
 
-    async def rate_limited(self, name: str, *, limit: int, window: float, key: str = "") -> Response | None:
+    async def rate_limited(self, name: str, *, limit: int, window: float, key: str = "",
+                           what: str = "requests") -> Response | None:
         """Count one request of this client (by its IP, or by ``key``, an address say) in
         the rate limit ``name``: at most ``limit`` per ``window`` seconds, shared by every
-        worker and node when Redis is configured. A 429 answer when over, else None.
-        Counted apart from failed logins and never given back: for requests that cost
-        something (a mail sent, a row written), not for guesses (:meth:`throttled`)."""
+        worker and node when Redis is configured. A 429 answer ("too many ``what``") when
+        over, else None. Counted apart from failed logins and never given back: for
+        requests that cost something (a mail sent, a row written), not for guesses
+        (:meth:`throttled`)."""
         from faregate.management.common import too_many
         from faregate.management.users import login_throttle
 
-        who = f"key:{key}" if key else f"ip:{request.remote_addr or ''}"
-        wait = await login_throttle().limit(name, who, limit, window)
+        throttle = login_throttle()
+        who = f"key:{key}" if key else f"ip:{throttle.client_key(request.remote_addr or '')}"
+        wait = await throttle.limit(name, who, limit, window)
         if wait is None:
             return None
-        return too_many("requests", wait)
+        return too_many(what, wait)
+
+    async def signup_refused(self) -> Response | None:
+        """Count an attempt of this client to make an account (new-api's CriticalRateLimit
+        on sign-up: ``FAREGATE_CRITICAL_RATE_LIMIT`` per ``…_DURATION`` seconds per IP, on
+        while ``…_ENABLE``). Call it before any work; the 429 when over, else None."""
+        settings = self._gw.settings
+        if not settings.critical_rate_limit_enable:
+            return None
+        return await self.rate_limited(SIGNUPS_PER_IP, limit=int(settings.critical_rate_limit),
+                                       window=float(settings.critical_rate_limit_duration), what="sign-ups")
+
+    async def invitation_refused(self, inviter_code: str) -> Response | None:
+        """Count a sign-up about to be credited to the owner of ``inviter_code``: at most
+        ``FAREGATE_INVITATION_CODE_RATE_LIMIT`` per ``…_DURATION`` seconds, from any
+        addresses, so an inviter's reward cannot be farmed. Counted per inviter (not per
+        spelling of the code: a case-insensitive database finds one inviter under several);
+        a code nobody owns earns nothing and is not counted. Call it just before
+        :meth:`create`; the 429 when over, else None."""
+        settings = self._gw.settings
+        limit, window = int(settings.invitation_code_rate_limit), float(settings.invitation_code_rate_limit_duration)
+        if not inviter_code or limit <= 0 or window <= 0:
+            return None
+        inviter = await m.User.filter(aff_code=inviter_code).first().values_list("id", flat=True)
+        if inviter is None:
+            return None
+        return await self.rate_limited(SIGNUPS_PER_INVITER, key=f"user:{inviter}", limit=limit, window=window,
+                                       what="sign-ups with this invitation code")
 
     async def start_refused(self, purpose: str, *, per_minute: int, max_live: int | None = None) -> Response | None:
         """For an anonymous request that leaves a one-time secret of ``purpose`` behind (an
@@ -269,11 +305,11 @@ class Accounts:
             refused.headers["Retry-After"] = "60"
         return refused
 
-    async def throttle_passed(self, account_key: str) -> None:
+    async def throttle_passed(self, account_key: str, *, account_wide: bool = True) -> None:
         """The guess was right: it does not count against the client or the account."""
         from faregate.management.users import login_throttle
 
-        await login_throttle().succeeded(request.remote_addr or "", account_key)
+        await login_throttle().succeeded(request.remote_addr or "", account_key, account_wide=account_wide)
 
     # ---- secrets at rest ----------------------------------------------------------------------
     def seal(self, plaintext: str, aad: str) -> str:

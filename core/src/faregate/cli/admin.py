@@ -81,6 +81,54 @@ def reset_password(username: str, password: str) -> None:
     asyncio.run(run())
 
 
+@admin.command("unlock")
+@click.argument("username")
+def unlock(username: str) -> None:
+    """Lift a user's login lock: forget the failed logins (and failed code guesses) counted
+    against the user, from every address."""
+    from faregate.management.users import LOGIN_UNLOCK, login_names
+    from faregate.security.throttle import LoginThrottle
+
+    async def run() -> None:
+        gateway = load_gateway()
+        async with open_database(gateway):
+            user = await _user_named(username)
+            shared = bool(gateway.settings.redis_url)
+            if shared:  # the counters every worker and node reads: cleared here, at once
+                shared = await _redis_reachable(gateway.settings.redis_url)
+                throttle = LoginThrottle.from_settings(gateway.settings)
+                try:
+                    await throttle.unlock(login_names(user))
+                finally:
+                    await throttle.aclose()
+            # each worker forgets its own counters too (all of them without Redis, or what it
+            # counted while Redis was unreachable) when the change feed tells it
+            await announce(gateway, LOGIN_UNLOCK, user.id)
+            if shared:
+                click.echo(f"login lock of {username!r} lifted on every node (the counters in Redis)")
+            else:
+                click.echo(f"login lock of {username!r} lifted: each running worker forgets the failures it "
+                           "counted when its change feed tells it, within a second on this host (other hosts: "
+                           "within FAREGATE_SYNC_INTERVAL)")
+
+    asyncio.run(run())
+
+
+async def _redis_reachable(url: str) -> bool:
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url(url)
+    try:
+        await client.ping()
+        return True
+    except Exception:  # noqa: BLE001 - said to the operator; the change feed still reaches this host
+        click.echo("warning: Redis is unreachable from here; the running workers clear the counters when the "
+                   "change feed tells them", err=True)
+        return False
+    finally:
+        await client.aclose()
+
+
 @admin.command("create-key")
 @click.option("--user", "username", required=True, help="The key's owner (username).")
 @click.option("--name", default="cli", show_default=True, help="The key's name (at most 64 characters).")

@@ -4,9 +4,10 @@
 Sign-up follows the options ``RegisterEnabled``, ``PasswordRegisterEnabled`` and
 ``EmailVerificationEnabled`` (the code comes from ``GET /api/verification``, which the
 faregate-auth-email plugin serves; the code is checked here, from the one-time secrets
-store, so the core never calls the plugin). The second step checks the code with the
-installed second factor that guards logins (TOTP), at most five guesses per code through
-the login throttle, and only then starts the session."""
+store, so the core never calls the plugin), and is rate limited per client IP (new-api's
+CriticalRateLimit) and per invitation code (:meth:`Accounts.invitation_refused`). The
+second step checks the code with the installed second factor that guards logins (TOTP), at
+most five guesses per code through the login throttle, and only then starts the session."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from quart import Blueprint, Response, current_app, session
 from quart_schema import document_response, validate_request
 
 from faregate import jsonutil
-from faregate.accounts.login import PENDING_PURPOSE, complete_login
+from faregate.accounts.login import PASSWORD_RIGHT, PENDING_PURPOSE, complete_login
 from faregate.accounts.service import EMAIL_VERIFICATION, normalize_email
 from faregate.accounts.sessions import PENDING_FLOW
 from faregate.accounts.signup import SignupError, create_account
@@ -31,6 +32,9 @@ from faregate.management.users import LoginData
 from faregate.security.passwords import hash_password_async
 
 blueprint = Blueprint("sign_in", __name__)
+
+WRONG_CODE = "the code is wrong: check your authenticator or use a backup code"
+
 
 class SecondStep(Body):
     """``{code}``: a TOTP code or a backup code; ``flow_token`` from the first step (newer
@@ -55,11 +59,22 @@ async def login_second_step(data: SecondStep) -> Response:
     pending = await accounts.flows.peek(PENDING_PURPOSE, token)
     if pending is None:
         return fail("no login is waiting for a second step, or it has expired: log in again")
-    refused = await accounts.throttled(f"#2fa:{pending.user_id}")
+    # per client only: a locked account's login hands this step to anyone, whatever the
+    # password, so a total over every client would let guessers lock the owner out of it
+    refused = await accounts.throttled(f"#2fa:{pending.user_id}", account_wide=False)
     if refused is not None:
         return refused
-    row = await m.User.get_or_none(id=pending.user_id)
     stored = jsonutil.loads(pending.payload or "{}")
+    row = await m.User.get_or_none(id=pending.user_id)
+    if stored.get(PASSWORD_RIGHT, True) is not True:
+        # a locked login's step of a wrong password (or an unknown or banned user): it fails
+        # as a wrong code does, with the reads of a user without a factor, and the factor
+        # never counts it (its own lockout would otherwise be anyone's to trigger). A user
+        # with one spends a check more on a right password: what an unlocked login tells
+        # anyway (its second step follows a right password only), so the lock adds no oracle
+        for factor in factors:
+            await await_me_maybe(factor.enrolled(pending.user_id))
+        return fail(WRONG_CODE)
     if row is None or row.session_version != stored.get("sv"):  # the password changed meanwhile
         return fail("the login has expired: log in again")
     for factor in factors:
@@ -67,10 +82,10 @@ async def login_second_step(data: SecondStep) -> Response:
                 factor.verify(row.id, data.code, session)):
             break
     else:
-        return fail("the code is wrong: check your authenticator or use a backup code")
+        return fail(WRONG_CODE)
     if await accounts.flows.take(PENDING_PURPOSE, token) is None:  # a concurrent request used it first
         return fail("the login has expired: log in again")
-    await accounts.throttle_passed(f"#2fa:{pending.user_id}")
+    await accounts.throttle_passed(f"#2fa:{pending.user_id}", account_wide=False)
     return await complete_login(row, str(stored.get("method") or "password"), second_factor_done=True)
 
 
@@ -99,9 +114,14 @@ async def register(data: Registration) -> Response:
         return fail("new registrations are closed by the administrator")
     if not options.value("PasswordRegisterEnabled"):
         return fail("registration with a username and password is closed; use another sign-in method")
+    accounts = gw.services.accounts
+    # every attempt counts (as new-api's CriticalRateLimit), a failed one too: it bounds
+    # probing for taken names and guessing email codes as well as making accounts
+    refused = await accounts.signup_refused()
+    if refused is not None:
+        return refused
     if data.password2 is not None and data.password2 != data.password:
         return fail("the two passwords differ", status=400)
-    accounts = gw.services.accounts
     email = ""
     if options.value("EmailVerificationEnabled"):
         if "faregate-auth-email" in missing_methods.absent(current_app):  # refused still: the option says so
@@ -122,6 +142,11 @@ async def register(data: Registration) -> Response:
         await accounts.throttle_passed(f"#email:{email}")
         if await accounts.email_taken(email):
             return fail("the email address is already in use")
+    if await m.User.filter(username=data.username).exists():  # before the invitation's budget is spent
+        return fail("the username is already taken")
+    refused = await accounts.invitation_refused(data.aff_code)
+    if refused is not None:
+        return refused
     password_hash = await hash_password_async(data.password)
     try:
         row, touched = await create_account(options, username=data.username, password_hash=password_hash, email=email,

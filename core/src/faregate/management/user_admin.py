@@ -41,8 +41,13 @@ KEYWORD_MAX = 64
 QUOTA_MAX = MAX_QUOTA
 
 
+#: new-api's answer (user.no_permission_higher_level) when the target's role is not below the caller's
+NO_PERMISSION_HIGHER_LEVEL = "No permission to update users of same or higher permission level"
+
+
 def may_manage(me: Principal, target: m.User) -> bool:
-    """new-api: only a higher role manages a user; root manages everyone but itself is safe."""
+    """new-api's canManageTargetRole: only a higher role manages a user, and root anyone,
+    itself included. An admin is not below itself: it cannot edit its own row."""
     return me.user.role > target.role or me.user.role == m.ROLE_ROOT
 
 
@@ -85,12 +90,14 @@ class UserUpdate(UserEcho):
 async def update_user(data: UserUpdate, me: Principal) -> Response:
     """Partial update of ``{id, username, display_name, password, group, quota, email,
     remark}`` (new-api's UI sends the whole user); roles change only through
-    ``/api/user/manage``."""
+    ``/api/user/manage``. As new-api's UpdateUser, an admin may not edit a user of its own
+    role or above, itself included (its own quota and group are another admin's or root's
+    to set; its name and password go through ``PUT /api/user/self``); root may edit anyone."""
     row = await m.User.get_or_none(id=data.id)
     if row is None:
         return fail("user not found")
-    if row.id != me.user.id and not may_manage(me, row):
-        return fail("permission denied: you cannot change a user of the same or a higher role")
+    if not may_manage(me, row):
+        return fail(NO_PERMISSION_HIGHER_LEVEL)
     fields: dict[str, object] = {}
     for name in ("username", "display_name", "group", "email", "remark"):
         value = getattr(data, name)

@@ -3,6 +3,7 @@ user creation."""
 
 from __future__ import annotations
 
+import functools
 import secrets
 import string
 import time
@@ -13,7 +14,8 @@ from quart import Blueprint, Response, current_app, request
 from quart_schema import document_response, validate_request
 from tortoise.exceptions import IntegrityError
 
-from faregate.accounts.login import complete_login
+from faregate.accounts.devices import known_device
+from faregate.accounts.login import complete_login, locked_login
 from faregate.accounts.sessions import end_session
 from faregate.db import models as m
 from faregate.management.common import (
@@ -143,6 +145,8 @@ def user_view(row: m.User, *, quota_held: int = 0) -> dict[str, Any]:
 
 _THROTTLE = "faregate.login_throttle"
 _WRONG = "username or password is wrong, or the user has been banned"
+#: the change-feed kind telling every worker to forget the failures counted against a user
+LOGIN_UNLOCK = "login_unlock"
 
 
 def login_throttle() -> LoginThrottle:
@@ -150,7 +154,28 @@ def login_throttle() -> LoginThrottle:
     throttle = current_app.extensions.get(_THROTTLE)
     if throttle is None:
         throttle = current_app.extensions[_THROTTLE] = LoginThrottle.from_settings(gateway().settings)
+        gateway().feed.signals[LOGIN_UNLOCK] = functools.partial(unlock_login, throttle)
     return cast(LoginThrottle, throttle)
+
+
+def login_names(row: m.User) -> list[str]:
+    """The names the login throttle counts guesses at this user under: what a login may
+    type (the username, the email address) and the keys of guesses at the user's codes,
+    reset links and password from a session."""
+    from faregate.management.verification import guess_key  # it imports this module
+
+    names = [row.username, f"#2fa:{row.id}", guess_key(row.id)]
+    if row.email:
+        names += [row.email, f"#email:{row.email}", f"#reset:{row.email}"]
+    return names
+
+
+async def unlock_login(throttle: LoginThrottle, user_id: int) -> None:
+    """Lift the user's login lock in ``throttle`` (``faregate admin unlock``, through the
+    change feed: every worker holds counters of its own without Redis)."""
+    row = await m.User.get_or_none(id=user_id)
+    if row is not None:
+        await throttle.unlock(login_names(row))
 
 
 @blueprint.after_app_serving
@@ -197,19 +222,25 @@ async def login(data: Login) -> Response:
         return fail("invalid parameters")
     throttle = login_throttle()
     client_ip = request.remote_addr or ""
-    wait = await throttle.attempt(client_ip, username)
-    if wait is not None:  # before the password is looked at: a locked account refuses the right one too
-        return too_many("failed login attempts", wait)
+    refusal = await throttle.attempt(client_ip, username)
+    if refusal is not None and not refusal.account_locked:
+        # this client's own failures, before the password is looked at: its right one is refused too
+        return too_many("failed login attempts", refusal.wait)
     row = await m.User.get_or_none(username=username)
     if row is None and "@" in username:
         row = await m.User.filter(email=username).first()
+    device = ""
+    if refusal is not None:  # locked by failures from many addresses: a known device is checked as usual
+        device = known_device(row.id) if row is not None else ""
+        if not device or not await throttle.trusted_device(device):
+            return await locked_login(row, password, refusal.wait)
     # an unknown name is checked against a dummy hash: same cost, so timing tells nothing
     if not await check_login_password(row.password_hash if row is not None else None, password):
         return fail(_WRONG)
     assert row is not None
     if row.status != m.USER_ENABLED:
         return fail(_WRONG)
-    await throttle.succeeded(client_ip, username)
+    await throttle.succeeded(client_ip, username, device=device)
     if needs_rehash(row.password_hash):  # new-api's bcrypt (or old parameters) becomes argon2id now
         new_hash = await hash_password_async(password)
         await m.User.filter(id=row.id, password_hash=row.password_hash).update(password_hash=new_hash)

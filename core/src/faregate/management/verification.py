@@ -113,9 +113,9 @@ async def verify(data: VerifyRequest, me: Principal) -> Response:
     elif data.method not in enrolled:
         return fail(f"{data.method} is not set up for this account")
     throttle, client_ip, account = login_throttle(), request.remote_addr or "", guess_key(me.user.id)
-    wait = await throttle.attempt(client_ip, account)
-    if wait is not None:
-        return too_many("failed verifications", wait)
+    refusal = await throttle.attempt(client_ip, account)
+    if refusal is not None:
+        return too_many("failed verifications", refusal.wait)
     if data.method == PASSWORD:
         row = await m.User.get_or_none(id=me.user.id)
         passed = await check_login_password(row.password_hash if row is not None else None, code)

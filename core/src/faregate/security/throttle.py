@@ -1,22 +1,40 @@
-"""Login throttling: fixed-window counters per client IP and per account; and rate limits
+"""Login throttling: fixed-window counters of failed guesses, and rate limits
 (:meth:`LoginThrottle.limit`) for requests that are not guesses but cost something (a mail
 sent, a row written), counted apart from failed logins.
 
-An attempt is counted *before* its password is checked (an atomic increment), so
-concurrent guesses cannot overshoot the limit, and a locked account refuses the right
-password too; a successful login gives its attempt back (the account's count is
-cleared, the IP's decremented), so only failures accumulate.
+A guess at an account's secret counts against three counters: the client's address (any
+account), the account from that address, and the account from every address together. The
+first two refuse the client alone (429), so an attacker's failures lock out the attacker,
+not the owner signing in from elsewhere. The third, far higher, bounds the guessing of many
+addresses together; past it the account is locked for everyone except a browser that
+signed in to it before (a known device, with a failure budget of its own) and a login
+finished with a second factor: the login route answers with its second step, never
+telling whether the password was right.
+
+An attempt is counted *before* its secret is checked (an atomic increment), so concurrent
+guesses cannot overshoot a limit, and a refused client's right password is refused too; a
+refused attempt does not count further (a locked-out address cannot push the account
+towards its lock). A successful login gives its attempt back (the pair's count is cleared,
+the address's and the account's decremented), so only failures accumulate.
+
+An IPv6 client is counted by its /64 network: one host gets a whole /64 to pick addresses
+from.
 
 Counters live in this worker's memory, or in Redis when ``FAREGATE_REDIS_URL`` is set
 (every worker and node then shares them). If Redis fails at runtime the throttle falls
 back to this worker's memory rather than refusing or waving through every login.
+:meth:`LoginThrottle.unlock` forgets an account's counters (``faregate admin unlock``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 import logging
 import math
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -42,6 +60,10 @@ class Counters(Protocol):
         ...
 
     async def clear(self, key: str) -> None: ...
+
+    async def clear_prefix(self, prefix: str) -> None:
+        """Forget every counter whose key starts with ``prefix`` (no glob characters in it)."""
+        ...
 
     async def aclose(self) -> None: ...
 
@@ -73,6 +95,10 @@ class MemoryCounters:
 
     async def clear(self, key: str) -> None:
         self._windows.pop(key, None)
+
+    async def clear_prefix(self, prefix: str) -> None:
+        for key in [k for k in self._windows if k.startswith(prefix)]:
+            del self._windows[key]
 
     async def aclose(self) -> None:
         self._windows.clear()
@@ -125,7 +151,21 @@ class RedisCounters:
             await self._redis.delete(key)
         except Exception:
             self._failed()
-            await self._fallback.clear(key)
+        await self._fallback.clear(key)  # what an outage left there too
+
+    async def clear_prefix(self, prefix: str) -> None:
+        try:
+            batch: list[bytes] = []
+            async for key in self._redis.scan_iter(match=prefix + "*", count=500):
+                batch.append(key)
+                if len(batch) >= 500:
+                    await self._redis.delete(*batch)
+                    batch.clear()
+            if batch:
+                await self._redis.delete(*batch)
+        except Exception:
+            self._failed()
+        await self._fallback.clear_prefix(prefix)
 
     async def aclose(self) -> None:
         await self._redis.aclose()
@@ -141,12 +181,27 @@ class RedisCounters:
             self._failing = False
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """An attempt that may not go on: ``wait`` seconds until it may. ``account_locked``:
+    the account is over its failures from every address together (the lock a known device
+    or a second factor passes), not this client over its own."""
+
+    wait: float
+    account_locked: bool = False
+
+
 class LoginThrottle:
-    def __init__(self, counters: Counters, *, window: float, per_account: int, per_ip: int) -> None:
+    def __init__(self, counters: Counters, *, window: float, per_account: int, per_ip: int,
+                 account_lock: int = 0) -> None:
         self.counters = counters
         self.window = window
+        #: failures against one account from one client
         self.per_account = per_account
+        #: failures from one client, whatever the account
         self.per_ip = per_ip
+        #: failures against one account from every client together (0: no such lock)
+        self.account_lock = account_lock
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LoginThrottle:
@@ -159,30 +214,74 @@ class LoginThrottle:
             counters = MemoryCounters()
         return cls(counters, window=float(settings.login_window_seconds),
                    per_account=int(settings.login_max_failures_per_account),
-                   per_ip=int(settings.login_max_failures_per_ip))
+                   per_ip=int(settings.login_max_failures_per_ip),
+                   account_lock=int(settings.login_account_lock_failures))
 
     @staticmethod
-    def account_key(account: str) -> str:
+    def client_key(ip: str) -> str:
+        """Who the client is for counting: its address, or its /64 network for IPv6."""
+        try:
+            address = ipaddress.ip_address(ip)
+        except ValueError:
+            return ip
+        if isinstance(address, ipaddress.IPv6Address):
+            if address.ipv4_mapped is not None:
+                return str(address.ipv4_mapped)
+            return str(ipaddress.IPv6Network((address, 64), strict=False))
+        return str(address)
+
+    @staticmethod
+    def _account(account: str) -> str:
         # unknown names are counted too: a locked-out name must not tell whether it exists
-        return KEY_PREFIX + "account:" + account.strip().casefold()
+        return account.strip().casefold()
+
+    @classmethod
+    def account_key(cls, account: str) -> str:
+        return KEY_PREFIX + "account:" + cls._account(account)
+
+    @classmethod
+    def pair_prefix(cls, account: str) -> str:
+        # hashed: a fixed-length prefix without glob characters, whatever the name holds
+        return KEY_PREFIX + "pair:" + hashlib.sha256(cls._account(account).encode()).hexdigest()[:32] + ":"
+
+    @classmethod
+    def pair_key(cls, account: str, ip: str) -> str:
+        return cls.pair_prefix(account) + cls.client_key(ip)
+
+    @classmethod
+    def ip_key(cls, ip: str) -> str:
+        return KEY_PREFIX + "ip:" + cls.client_key(ip)
 
     @staticmethod
-    def ip_key(ip: str) -> str:
-        return KEY_PREFIX + "ip:" + ip
+    def device_key(device: str) -> str:
+        return KEY_PREFIX + "device:" + device
 
-    async def attempt(self, ip: str, account: str) -> float | None:
-        """Count a login attempt. None: go ahead and check the password; a number: the
-        seconds until this IP or account may try again (answer 429)."""
+    async def attempt(self, ip: str, account: str, *, account_wide: bool = True) -> Refusal | None:
+        """Count a guess at ``account``'s secret from ``ip``. None: go ahead and check it; a
+        :class:`Refusal` otherwise (answer 429, or for a login past the account's lock, see
+        :attr:`Refusal.account_locked`). ``account_wide=False``: the account's total is
+        neither counted nor checked (a step an attacker could otherwise lock for everyone)."""
         if self.window <= 0:
             return None
-        # the IP first: a refused address does not count against the account it tried
-        for key, limit in ((self.ip_key(ip), self.per_ip), (self.account_key(account), self.per_account)):
+        # the client's own limits first: a refused client does not count against the account
+        checks = [(self.ip_key(ip), self.per_ip, False), (self.pair_key(account, ip), self.per_account, False)]
+        if account_wide:
+            checks.append((self.account_key(account), self.account_lock, True))
+        for key, limit, locks_account in checks:
             if limit <= 0:
                 continue
             count, left = await self.counters.hit(key, self.window)
             if count > limit:
-                return max(1.0, float(math.ceil(left)))
+                return Refusal(max(1.0, float(math.ceil(left))), account_locked=locks_account)
         return None
+
+    async def trusted_device(self, device: str) -> bool:
+        """Count an attempt of a known device at an account under its lock: True while the
+        device stays within ``per_account`` failures (a stolen cookie buys few guesses)."""
+        if self.window <= 0 or self.per_account <= 0:
+            return True
+        count, _ = await self.counters.hit(self.device_key(device), self.window)
+        return count <= self.per_account
 
     async def limit(self, name: str, key: str, limit: int, window: float) -> float | None:
         """Count one request of ``key`` (a client IP, an address) under the rate limit
@@ -193,14 +292,26 @@ class LoginThrottle:
         count, left = await self.counters.hit(f"{RATE_PREFIX}{name}:{key}", window)
         return max(1.0, float(math.ceil(left))) if count > limit else None
 
-    async def succeeded(self, ip: str, account: str) -> None:
-        """The password was right: the attempt was not a guess."""
+    async def succeeded(self, ip: str, account: str, *, account_wide: bool = True, device: str = "") -> None:
+        """The secret was right: the attempt was not a guess (``account_wide`` and
+        ``device`` as the attempt counted it)."""
         if self.window <= 0:
             return
         if self.per_ip > 0:
             await self.counters.give_back(self.ip_key(ip))
         if self.per_account > 0:
+            await self.counters.clear(self.pair_key(account, ip))
+            if device:
+                await self.counters.clear(self.device_key(device))
+        if account_wide and self.account_lock > 0:
+            await self.counters.give_back(self.account_key(account))
+
+    async def unlock(self, accounts: Iterable[str]) -> None:
+        """Forget the failures counted against these account names, from every client: the
+        account's lock and each address's lock on it (the addresses' own limits stay)."""
+        for account in accounts:
             await self.counters.clear(self.account_key(account))
+            await self.counters.clear_prefix(self.pair_prefix(account))
 
     async def aclose(self) -> None:
         await self.counters.aclose()

@@ -36,6 +36,10 @@ def _network(value: str) -> str:
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Flag = bool  # pydantic reads 1/0, true/false, yes/no, on/off
 Port = Annotated[int, Field(ge=1, le=65535)]
+#: how many of something (a limit; 0 usually turns it off)
+Count = Annotated[int, Field(ge=0, le=1_000_000_000)]
+#: whole seconds, up to ten years
+Seconds = Annotated[int, Field(ge=0, le=315_360_000)]
 AllowDeny = Annotated[Literal["allow", "deny"], BeforeValidator(_lower)]
 NodeType = Annotated[Literal["master", "slave"], BeforeValidator(_lower)]
 LogLevel = Annotated[Literal["debug", "info", "warning", "error", "critical"], BeforeValidator(_lower)]
@@ -125,13 +129,35 @@ CORE_SETTINGS = (
     Setting("sync_interval", 30.0, "Seconds between full cache reloads (a safety net under the change feed).",
             NonNegative, aliases=("SYNC_FREQUENCY",)),
     Setting("login_window_seconds", 900.0,
-            "Login throttle window: failed logins are counted per client IP and per account over this many "
-            "seconds (shared through Redis when redis_url is set, else per worker).", NonNegative),
+            "Login throttle window: failed logins are counted per client IP, per account from each IP and per "
+            "account over this many seconds (shared through Redis when redis_url is set, else per worker).",
+            NonNegative),
     Setting("login_max_failures_per_account", 10.0,
-            "Failed logins for one account within the window before it answers 429 (0: no limit).", NonNegative),
+            "Failed logins for one account from one client IP within the window before that IP answers 429 for "
+            "the account; other addresses are not refused (0: no limit).", NonNegative),
     Setting("login_max_failures_per_ip", 30.0,
             "Failed logins from one client IP within the window before it answers 429 (0: no limit).",
             NonNegative),
+    Setting("login_account_lock_failures", 100,
+            "Failed logins for one account from all addresses together within the window before the account "
+            "is locked: then only a browser that signed in to it before, a second factor or a passkey gets in "
+            "until the window ends or `faregate admin unlock` (0: never locked).", Count),
+    Setting("critical_rate_limit_enable", True,
+            "Limit sign-ups per client IP (new-api's CriticalRateLimit on its critical routes; here it counts "
+            "every POST /api/user/register and every account an outside sign-in makes).", Flag,
+            aliases=("CRITICAL_RATE_LIMIT_ENABLE",)),
+    Setting("critical_rate_limit", 20,
+            "Sign-ups one client IP may attempt within critical_rate_limit_duration before it answers 429 "
+            "(shared through Redis when redis_url is set, else per worker; 0: no limit).", Count,
+            aliases=("CRITICAL_RATE_LIMIT",)),
+    Setting("critical_rate_limit_duration", 1200, "The window of critical_rate_limit, in seconds.", Seconds,
+            aliases=("CRITICAL_RATE_LIMIT_DURATION",)),
+    Setting("invitation_code_rate_limit", 20,
+            "Accounts one invitation code (aff) may bring in, from any addresses, within "
+            "invitation_code_rate_limit_duration; a sign-up past it answers 429, so the inviter's reward cannot be "
+            "farmed (0: no limit).", Count),
+    Setting("invitation_code_rate_limit_duration", 86400, "The window of invitation_code_rate_limit, in seconds.",
+            Seconds),
     Setting("migrate", True, "Apply schema migrations at start (on a master node).", Flag),
     Setting("retention_interval", 600.0,
             "Seconds between log retention rounds (each round runs once per deployment).", NonNegative),

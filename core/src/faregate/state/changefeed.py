@@ -18,6 +18,7 @@ import mmap
 import os
 import struct
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from tortoise.functions import Max
@@ -79,6 +80,9 @@ class ChangeFeed:
         self._pending: asyncio.Task[Any] | None = None
         #: when this worker last read the feed from the database successfully (monotonic)
         self.synced_at = 0.0
+        #: kinds that are not rows of the snapshot, each handled by a callable told the ref id
+        #: (the login throttle's ``login_unlock``, which ``faregate admin unlock`` announces)
+        self.signals: dict[str, Callable[[int], Awaitable[None]]] = {}
 
     async def start(self) -> None:
         self.last_id = await self._max_id()
@@ -172,6 +176,11 @@ class ChangeFeed:
                 else:
                     snap.channels[ref] = channel_entry(row, snap.box)
                 channels_changed = True
+            elif kind in self.signals:
+                try:
+                    await self.signals[kind](ref)
+                except Exception:  # the rows' changes above still apply
+                    log.exception("change feed signal %s failed", kind)
         if channels_changed:
             await snap.rebuild_routes()
 

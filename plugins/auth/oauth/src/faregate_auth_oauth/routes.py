@@ -196,11 +196,17 @@ def make_blueprint(services: Services) -> Blueprint:
         if owner is None:
             if not services.options.value("RegisterEnabled"):
                 return fail("new registrations are closed by the administrator")
+            aff = str(session.get("aff") or "")
+            # as a password sign-up: per client IP, and per invitation code
+            refused = await accounts.signup_refused()
+            if refused is None:
+                refused = await accounts.invitation_refused(aff)
+            if refused is not None:
+                return refused
             email = profile.email if profile.email and not await accounts.email_taken(profile.email) else ""
             try:
                 owner = await accounts.create(username=profile.username, display_name=profile.display_name,
-                                              email=email, inviter_code=str(session.get("aff") or ""),
-                                              prefix=provider.prefix)
+                                              email=email, inviter_code=aff, prefix=provider.prefix)
             except SignupError as exc:
                 return fail(str(exc))
             if not await accounts.bind(owner.id, provider.name, profile.subject):

@@ -70,6 +70,12 @@ def make_blueprint(services: Services) -> Blueprint:
             aff = request.args.get("aff", "").strip() or str(session.get("aff") or "")
             if len(aff) > 32:
                 raise BadInput("aff: an invitation code of at most 32 characters", status=400)
+            # as a password sign-up: per client IP, and per invitation code
+            refused = await accounts.signup_refused()
+            if refused is None:
+                refused = await accounts.invitation_refused(aff)
+            if refused is not None:
+                return refused
             try:
                 owner = await accounts.create(username="", display_name="WeChat User", inviter_code=aff,
                                               prefix="wechat_")
