@@ -27,6 +27,7 @@ from faregate.contracts import (
 )
 from faregate.db import models as m
 from faregate.db import storage
+from faregate.exchange.big_bodies import BigBodyLane
 from faregate.exchange.breaker import Breakers
 from faregate.hooks import GatewayHooks
 from faregate.log_retention import retention_loop
@@ -137,6 +138,8 @@ class Gateway:
         self.ledger.watchers.append(self.quota_warnings.charged)
         self.upstream = UpstreamClient(connect_timeout=self.settings.connect_timeout,
                                        first_byte_timeout=self.settings.first_byte_timeout)
+        #: big request bodies take turns for their CPU work (faregate.exchange.big_bodies)
+        self.big_bodies = BigBodyLane()
         #: this worker's channel breakers (cooldowns, half-open trials): see faregate.exchange.breaker
         self.breakers = Breakers(trial_window=max(1.0, min(self.settings.first_byte_timeout, 300.0)))
         self.started_at = int(time.time())

@@ -115,8 +115,9 @@ CORE_SETTINGS = (
     Setting("management_max_body_mb", 2.0, "Largest body of a management API (/api/…) request, in MiB.",
             NonNegative),
     Setting("offload_body_kb", 256.0,
-            "Requests larger than this (KiB) have their tokens estimated in a worker thread, so the event "
-            "loop keeps serving meanwhile.", NonNegative),
+            "Request bodies larger than this (KiB) are parsed and estimated one at a time per worker, the "
+            "estimate in a worker thread, with a pause after each in proportion to its work, so big bodies "
+            "cannot crowd out other requests.", NonNegative),
     Setting("body_timeout", 120.0, "Seconds a client may take to send its request body.", NonNegative),
     Setting("flush_interval", 0.05, "Seconds between billing/log flushes to the database.", NonNegative),
     Setting("lease_idle_seconds", 5.0, "Unused quota leases go back to the database after this many seconds.",
