@@ -88,8 +88,9 @@ CORE_SETTINGS = (
     Setting("session_secret", "", "Key for signing session cookies; generated into data_dir if empty. Set the "
             "same value on every node.", Secret, aliases=("SESSION_SECRET",), secret=True),
     Setting("plugins", (), "Entry-point names of the plugins to load (comma-separated); empty = every installed "
-            "plugin.", Names),
-    Setting("disabled_plugins", (), "Entry-point names of plugins never to load (comma-separated).", Names),
+            "plugin. A name no installed plugin has refuses the start.", Names),
+    Setting("disabled_plugins", (), "Entry-point names of plugins never to load (comma-separated; the core's "
+            "defaults by their short name, e.g. pricing). A name no installed plugin has refuses the start.", Names),
     Setting("log_level", "info", "Log level: debug, info, warning, error or critical.", LogLevel),
     Setting("log_format", "text", "Log format: text (for a terminal) or json (one JSON object per line, for "
             "machines: then every line the process writes is JSON).", LogFormat),
