@@ -73,12 +73,12 @@ async def _auto_disable(proc: GatewayProcess, key: str, fake: FakeOpenAI) -> str
 
 async def test_json_mode_writes_only_json(served: Served) -> None:
     async with FakeOpenAI(api_key=UPSTREAM_KEY) as fake:
-        proc, key = await served(fake, FAREGATE_LOG_FORMAT="json")
+        proc, key = await served(fake, FAREGATE_LOG_FORMAT="json", FAREGATE_ACCESS_LOG="true")
         first_id = await _traffic(proc, key, fake)
         text = await _auto_disable(proc, key, fake)
     lines = [line for line in text.splitlines() if line.strip()]
-    records = [json.loads(line) for line in lines]  # every line is JSON, Hypercorn's too
-    assert any(r["logger"] == "hypercorn.error" for r in records)
+    records = [json.loads(line) for line in lines]  # every line is JSON, Hypercorn's too (its access log)
+    assert any(r["logger"] == "hypercorn.access" for r in records)
     requests = [r for r in records if r.get("event") == "request"]
     first = next(r for r in requests if r["request_id"] == first_id)
     assert first["status"] == 200 and first["key_name"] == "laptop" and first["model"] == "gpt-4o-mini"

@@ -141,7 +141,7 @@ async def test_changes_reach_every_worker_at_once(fake_openai: Any, process: Gat
         assert statuses(results) == [404] * BURST
         assert all("model_not_found" in r.response.text for r in results)
         logs = process.logs()
-        assert "Running on" in logs and UPSTREAM_KEY not in logs and key[3:] not in logs
+        assert "Faregate listening on" in logs and UPSTREAM_KEY not in logs and key[3:] not in logs
     finally:
         await admin.close()
         if burst is not None:

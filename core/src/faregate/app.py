@@ -10,7 +10,7 @@ from quart.sessions import SecureCookieSession, SecureCookieSessionInterface
 from quart.wrappers import BaseRequestWebsocket
 
 from faregate.accounts.sessions import SESSION_LIFETIME
-from faregate.edge import errors, health, keep_alive, request_ids, routes
+from faregate.edge import errors, health, keep_alive, page_policy, request_ids, routes
 from faregate.edge.proxies import TrustedProxies
 from faregate.gateway import Gateway
 from faregate.management import missing_methods, openapi, register_management
@@ -57,6 +57,7 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     missing_methods.install(app)  # new-api's sign-in routes whose plugin is absent say so
     errors.install(app)
     request_ids.install(app)
+    page_policy.install(app)  # every HTML answer: a CSP with frame-ancestors (its own, or the baseline)
     keep_alive.install(app)
     # the outermost layer: the client address and request id every view sees are decided here
     app.asgi_app = TrustedProxies(app.asgi_app, gateway.settings.trusted_proxies)  # type: ignore[method-assign,assignment]

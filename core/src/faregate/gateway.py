@@ -27,6 +27,7 @@ from faregate.contracts import (
 )
 from faregate.db import models as m
 from faregate.db import storage
+from faregate.exchange.big_bodies import BigBodyLane
 from faregate.exchange.breaker import Breakers
 from faregate.hooks import GatewayHooks
 from faregate.log_retention import retention_loop
@@ -36,7 +37,7 @@ from faregate.observe.request_log import log_request
 from faregate.plugins import PluginSet
 from faregate.security.crypto import SecretBox, load_or_create_secret
 from faregate.services import Services
-from faregate.settings import CORE_SETTINGS, Setting, Settings
+from faregate.settings import CORE_SETTINGS, Setting, SettingError, Settings
 from faregate.state.changefeed import ChangeFeed
 from faregate.state.option_specs import OptionRegistry, OptionSpec
 from faregate.state.options import CORE_REGISTRY
@@ -118,10 +119,14 @@ class Gateway:
         self.storage_backends: list[StorageBackend] = hooks.storage_backends()
         self.db_models: list[DbModels] = list(first_by_name(hooks.db_models(), "tables of app", key="app").values())
         data_dir = self.settings.data_dir
-        crypto_secret = self.settings.crypto_secret or load_or_create_secret(data_dir, "crypto.secret")
-        self.session_secret = self.settings.session_secret or load_or_create_secret(data_dir, "session.secret")
+        try:
+            crypto_secret = self.settings.crypto_secret or load_or_create_secret(data_dir, "crypto.secret")
+            self.session_secret = self.settings.session_secret or load_or_create_secret(data_dir, "session.secret")
+            self.db_url = self.settings.db_url or storage.default_url(data_dir)
+        except OSError as exc:  # a path under a file, a read-only disk: one line, not a traceback
+            raise SettingError(f"{self.settings.named('data_dir')}: the data directory {data_dir} cannot be used: "
+                               f"{exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else "")) from None
         self.box = SecretBox(crypto_secret)
-        self.db_url = self.settings.db_url or storage.default_url(data_dir)
         self._check_db_url()
         self.backend, self.db_config = storage.tortoise_config(self.db_url, self.storage_backends, self.db_models)
         self.snapshot = Snapshot(self.box, self.option_registry)
@@ -143,6 +148,8 @@ class Gateway:
         self.upstream = UpstreamClient(connect_timeout=self.settings.connect_timeout,
                                        first_byte_timeout=self.settings.first_byte_timeout,
                                        addresses=self.channel_addresses)
+        #: big request bodies take turns for their CPU work (faregate.exchange.big_bodies)
+        self.big_bodies = BigBodyLane()
         #: this worker's channel breakers (cooldowns, half-open trials): see faregate.exchange.breaker
         self.breakers = Breakers(trial_window=max(1.0, min(self.settings.first_byte_timeout, 300.0)))
         self.started_at = int(time.time())
@@ -216,12 +223,11 @@ class Gateway:
         is no number) stops the start in one line naming the setting, password masked."""
         from faregate.errors import GatewayError
         from faregate.observe.causes import describe_failure, url_secrets
-        from faregate.settings import SettingError
 
         try:
             storage.pick_backend(self.db_url, self.storage_backends).tortoise_connection(self.db_url)
         except (ValueError, GatewayError) as exc:
-            where = self.settings.origin("db_url").removeprefix("env ")
+            where = self.settings.named("db_url")
             cause = exc.message if isinstance(exc, GatewayError) else describe_failure(exc, url_secrets(self.db_url))
             raise SettingError(f"{where}: the database URL cannot be used: {cause}") from None
 

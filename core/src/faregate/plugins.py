@@ -13,11 +13,14 @@ import logging
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from faregate import hookspecs
+
+if TYPE_CHECKING:
+    from faregate.settings import Settings
 
 log = logging.getLogger("faregate.plugins")
 
@@ -76,23 +79,59 @@ def installed_entry_points() -> Iterable[tuple[importlib.metadata.EntryPoint, st
             yield ep, dist_name, dist.version
 
 
+def unknown_names(settings: Settings, lists: Iterable[str] = ("plugins", "disabled_plugins")) -> dict[str, list[str]]:
+    """The names ``FAREGATE_PLUGINS`` / ``FAREGATE_DISABLED_PLUGINS`` (``lists``) give that no
+    installed plugin has, by setting (the block list may also name the core's own defaults)."""
+    installed = {ep.name for ep, _, _ in installed_entry_points()}
+    core = {name.rsplit(".", 1)[1] for name in DEFAULT_PLUGINS}
+    found = {}
+    for setting in lists:
+        known = installed if setting == "plugins" else installed | core
+        unknown = [name for name in settings.get(setting) if name not in known]
+        if unknown:
+            found[setting] = unknown
+    return found
+
+
+def unknown_plugin_names(settings: Settings, lists: Iterable[str] = ("plugins", "disabled_plugins")) -> list[str]:
+    """What is wrong with ``FAREGATE_PLUGINS`` / ``FAREGATE_DISABLED_PLUGINS``: one sentence
+    per list that names a plugin nobody installed (a typo would otherwise load every plugin
+    but the intended one, or block nothing), naming the installed ones."""
+    installed = ", ".join(sorted({ep.name for ep, _, _ in installed_entry_points()})) or "none"
+    core = ", ".join(name.rsplit(".", 1)[1] for name in DEFAULT_PLUGINS)
+    problems = []
+    for setting, unknown in unknown_names(settings, lists).items():
+        names = ", ".join(repr(name) for name in unknown)
+        also = f"; the core's own: {core}" if setting == "disabled_plugins" else ""
+        problems.append(f"{settings.named(setting)} names {names}, which no installed plugin is "
+                        f"(installed: {installed}{also}; `faregate plugins list` shows them)")
+    return problems
+
+
 def load_plugins(
     *,
     allow: list[str] | None = None,
     block: list[str] | None = None,
     load_entrypoints: bool = True,
     extra: Iterable[Any] = (),
+    check_names: bool = True,
 ) -> PluginSet:
     """Build a plugin manager.
 
     :param allow: entry-point names to load (``FAREGATE_PLUGINS``); None = all.
     :param block: entry-point names never to load (``FAREGATE_DISABLED_PLUGINS``).
     :param extra: plugin objects/modules to register too (tests, embedding).
+    :param check_names: lists read from the settings must name installed plugins, else
+        :class:`faregate.settings.SettingError` (see :func:`unknown_plugin_names`).
     """
     if allow is None or block is None:
-        from faregate.settings import CORE_SETTINGS, Settings
+        from faregate.settings import CORE_SETTINGS, SettingError, Settings
 
         chosen = Settings(CORE_SETTINGS)  # environment and config file, as the gateway will see them
+        read = [name for name, given in (("plugins", allow), ("disabled_plugins", block)) if given is None]
+        problems = unknown_plugin_names(chosen, read) if check_names and load_entrypoints else []
+        if problems:
+            raise SettingError(problems[0])
         if allow is None:
             allow = list(chosen.plugins) or None
         if block is None:

@@ -98,8 +98,10 @@ def metrics_process_dead(path: str, pid: int | None) -> None:
 
 
 class Supervisor:
-    def __init__(self, config: Config, workers: int, sweep: Callable[[], None]) -> None:
+    def __init__(self, config: Config, workers: int, sweep: Callable[[], None], sockets: Sockets | None = None) -> None:
         self.config = config
+        #: bound by the caller (``faregate serve`` binds before anything else), or here
+        self.sockets = sockets
         self.slots = [_Slot() for _ in range(workers)]
         self.sweep = sweep  # returns the leases of workers whose process is gone
         self.ctx = get_context("spawn")
@@ -109,7 +111,7 @@ class Supervisor:
         self.metrics_dir = ""
 
     def run(self) -> int:
-        sockets = self.config.create_sockets()
+        sockets = self.sockets or self.config.create_sockets()
         self.metrics_dir, own_metrics_dir = prepare_metrics_dir()  # before the first worker starts
         # wakes the wait below on a signal (PEP 475 would otherwise resume it)
         wake_r, wake_w = socket.socketpair()

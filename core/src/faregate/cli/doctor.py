@@ -25,9 +25,13 @@ OK, WARN, FAIL = "ok", "warn", "FAIL"
 @click.command()
 def doctor() -> None:
     """Check settings, plugins, data directory, database, Redis; exit 1 if anything fails."""
+    from faregate.plugins import unknown_plugin_names
+
     results: list[tuple[str, str, str]] = []
-    gateway = load_gateway()  # a bad setting stops here with its one line
+    gateway = load_gateway(check_plugin_names=False)  # a bad setting stops here with its one line
     results.append((OK, "settings", "every setting is valid"))
+    for problem in unknown_plugin_names(gateway.settings):  # `serve` refuses to start with these
+        results.append((FAIL, "plugin names", problem))
     for report in gateway.plugins.errors:
         results.append((FAIL, f"plugin {report.name}", scrub(report.error or "failed to load")))
     if not gateway.plugins.errors:
@@ -48,12 +52,17 @@ def doctor() -> None:
 
 
 def _data_dir(path: str) -> tuple[str, str, str]:
+    from faregate.security.files import open_to_others
+
     try:
         os.makedirs(path, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path):
             pass
     except OSError as exc:
         return FAIL, "data dir", f"{path} is not writable: {exc.strerror or exc}"
+    found = open_to_others(path)
+    if found:
+        return WARN, "data dir", f"{os.path.abspath(path)} is writable; {found}"
     return OK, "data dir", f"{os.path.abspath(path)} is writable"
 
 

@@ -9,7 +9,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from faregate.settings import ENV_PREFIX, set_from_command_line
+from faregate.settings import ENV_PREFIX, SettingError, set_from_command_line
 
 if TYPE_CHECKING:
     from faregate.gateway import Gateway
@@ -29,20 +29,54 @@ def export_flags(flags: Mapping[str, Any]) -> None:
         set_from_command_line(ENV_PREFIX + name.upper(), str(value), flag)
 
 
-def load_gateway() -> Gateway:
+def load_gateway(*, check_plugin_names: bool = True) -> Gateway:
     """The gateway of this environment (plugins, settings), not yet started; a bad
-    setting raises :class:`faregate.settings.SettingError`."""
+    setting raises :class:`faregate.settings.SettingError` (a plugin name no installed
+    plugin has too, unless ``check_plugin_names`` is false: ``doctor`` reports it)."""
     from faregate.gateway import Gateway
     from faregate.plugins import load_plugins
 
-    return Gateway(load_plugins())
+    return Gateway(load_plugins(check_names=check_plugin_names))
+
+
+def database_error(gateway: Gateway, exc: BaseException) -> SettingError:
+    """The one line a database that cannot be opened stops a command with: the setting that
+    chose it, the URL and the driver's reason, passwords masked."""
+    from faregate.observe.causes import brief_failure, scrub, url_secrets
+
+    settings = gateway.settings
+    where = settings.named("db_url") if settings.db_url else settings.named("data_dir")
+    secrets = url_secrets(gateway.db_url)
+    return SettingError(f"{where}: cannot open the database {scrub(gateway.db_url, secrets)}: "
+                        f"{brief_failure(exc, secrets)}")
+
+
+async def reach_database(gateway: Gateway) -> None:
+    """Connect once; a database that cannot be opened is a :class:`SettingError`
+    (:func:`database_error`), not a driver's traceback."""
+    from faregate.db import storage
+
+    try:
+        await storage.probe(gateway.db_config)
+    except Exception as exc:  # noqa: BLE001 - whatever the driver raises, told in one line
+        raise database_error(gateway, exc) from None
+
+
+async def migrate_database(gateway: Gateway) -> None:
+    """Apply the migrations, once the database is known to open."""
+    from faregate.db import storage
+
+    await reach_database(gateway)
+    await storage.migrate(gateway.db_config, gateway.backend.migration_lock(gateway.db_url))
 
 
 @contextlib.asynccontextmanager
 async def open_database(gateway: Gateway, *, migrate: bool = True) -> AsyncIterator[Gateway]:
-    """The gateway's database, migrated (unless ``migrate`` is false) and open."""
+    """The gateway's database, migrated (unless ``migrate`` is false) and open; one that
+    cannot be opened is a :class:`SettingError`."""
     from faregate.db import storage
 
+    await reach_database(gateway)
     if migrate:
         await storage.migrate(gateway.db_config, gateway.backend.migration_lock(gateway.db_url))
     await storage.open_storage(gateway.db_config)

@@ -3,11 +3,13 @@ initialise tortoise."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import logging
 import os
 import pkgutil
+import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -67,6 +69,25 @@ async def migrate(config: dict[str, Any], lock: AbstractAsyncContextManager[obje
         _forget_cached_sql()
         await run(config=config)
         await Tortoise.close_connections()
+
+
+async def probe(config: dict[str, Any]) -> None:
+    """Connect and ask ``SELECT 1`` (tortoise connects lazily), then close: whatever stops a
+    connection (a wrong password or database name, a host that does not answer, a SQLite
+    file that cannot be opened) raises the driver's own error here."""
+    from tortoise import connections
+
+    connection = config["connections"]["default"]
+    if isinstance(connection, dict) and connection.get("engine") == "tortoise.backends.sqlite":
+        # opened directly first: aiosqlite leaves the thread of a connection that failed to
+        # open running, and it dies noisily once the event loop is gone
+        path = connection["credentials"]["file_path"]
+        await asyncio.to_thread(lambda: sqlite3.connect(path).close())
+    try:
+        await open_storage(config)
+        await connections.get("default").execute_query("SELECT 1")
+    finally:
+        await close_storage()
 
 
 async def open_storage(config: dict[str, Any]) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import gc
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from faregate import jsonutil
 from faregate.awaitables import await_me_maybe
@@ -21,6 +22,9 @@ from faregate.principals import AuthRequest, Principal
 if TYPE_CHECKING:
     from faregate.billing.ledger import Reservation
     from faregate.exchange.exchange import Exchange
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 async def authenticate(ex: Exchange) -> Principal:
@@ -76,15 +80,30 @@ async def read_body(ex: Exchange) -> bytes:
 
 
 async def read_json(ex: Exchange) -> tuple[bytes, dict[str, Any]]:
-    """The body as bytes and as a JSON object; 400 when it is not one."""
+    """The body as bytes and as a JSON object; 400 when it is not one. A big body is parsed
+    in its turn in the worker's big-body lane (:mod:`faregate.exchange.big_bodies`)."""
     raw = await read_body(ex)
     try:
-        body = _parse(raw, ex.gateway.settings.offload_body_kb * 1024)
+        if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
+            async with ex.gateway.big_bodies.turn():
+                body = _parse_big(raw)
+        else:
+            body = jsonutil.loads(raw)
     except jsonutil.JSONDecodeError:
         raise bad_request("request body is not valid JSON", code="bad_request_body") from None
     if not isinstance(body, dict):
         raise bad_request("request body must be a JSON object", code="bad_request_body")
     return raw, body
+
+
+async def work_on_body(ex: Exchange, raw: bytes, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``work(*args, **kwargs)``: CPU work on the request body ``raw`` (checking it, estimating
+    its tokens). On the event loop for a body up to ``FAREGATE_OFFLOAD_BODY_KB``; a bigger
+    one's in a worker thread, in its turn in the worker's big-body lane."""
+    if len(raw) <= ex.gateway.settings.offload_body_kb * 1024:
+        return work(*args, **kwargs)
+    async with ex.gateway.big_bodies.turn():
+        return await asyncio.to_thread(work, *args, **kwargs)
 
 
 async def read_form(ex: Exchange) -> Form:
@@ -101,9 +120,7 @@ async def read_form(ex: Exchange) -> Form:
     return parse_form(raw, content_type)
 
 
-def _parse(raw: bytes, big: float) -> Any:
-    if len(raw) <= big:
-        return jsonutil.loads(raw)
+def _parse_big(raw: bytes) -> Any:
     # orjson holds the GIL for the whole call, so a worker thread would not free the loop;
     # what makes a big parse slow (5x) is the cyclic GC re-running as millions of containers
     # are allocated. Nothing else runs during the call, so pause the collector for it.

@@ -9,7 +9,6 @@ converted through the canonical model."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
@@ -194,11 +193,7 @@ class ChatDriver:
     async def relay_json(self, ex: Exchange, raw: bytes, body: dict[str, Any]) -> Outcome:
         """The rest once the caller is known and the body read (``raw`` its bytes, forwarded
         as they are to a same-format channel): summarize, admit, relay."""
-        if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
-            # estimating a big prompt takes a while: not on the event loop
-            summary = await asyncio.to_thread(ex.format.summarize, body, ex.request)
-        else:
-            summary = ex.format.summarize(body, ex.request)
+        summary = await ex.work_on_body(raw, ex.format.summarize, body, ex.request)
         ex.begin(summary, body, raw)
         # should the upstream report no usage, its bill re-runs this estimate exactly
         recount.offer_exact_recount(ex, partial(_prompt_tokens, ex.format, body, ex.request), len(raw))

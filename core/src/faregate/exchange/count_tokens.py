@@ -27,12 +27,8 @@ class CountTokensDriver:
     async def handle(self, ex: Exchange) -> Outcome:
         principal = await ex.authenticate()
         raw, body = await ex.read_json()
-        if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
-            # walking a big input is CPU work: in a worker thread, the loop serves others
-            # meanwhile (the walk is Python code, which lets go of the GIL every few ms)
-            count = await asyncio.to_thread(ex.format.count_tokens, body, ex.request)
-        else:
-            count = ex.format.count_tokens(body, ex.request)
+        # walking a big input is CPU work: in a worker thread, in its turn among big bodies
+        count = await ex.work_on_body(raw, ex.format.count_tokens, body, ex.request)
         check_model_allowed(principal, count.model)
         # the walk above validated the request and named its model; a tokenizer that knows
         # the model counts it again exactly (bounded: a bigger input keeps the estimate)

@@ -21,8 +21,8 @@ import math
 import re
 import time
 import uuid
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from faregate import jsonutil
 from faregate.canonical import ChatRequest, Usage
@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from faregate.principals import Principal
     from faregate.state.options import Options
     from faregate.state.snapshot import ChannelEntry
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 REQUEST_ID_HEADER = "X-Oneapi-Request-Id"
 #: the same id under the names the official SDKs read (openai: x-request-id, anthropic: request-id)
@@ -151,6 +154,12 @@ class Exchange:
 
     async def read_json(self) -> tuple[bytes, dict[str, Any]]:
         return await admission.read_json(self)
+
+    async def work_on_body(self, raw: bytes, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``work(*args, **kwargs)``, CPU work on the request body ``raw`` (a format's check
+        and estimate): inline for a small body, for a big one in a worker thread, in its turn
+        in the worker's big-body lane (:mod:`faregate.exchange.big_bodies`)."""
+        return await admission.work_on_body(self, raw, work, *args, **kwargs)
 
     async def read_form(self) -> Form:
         """A ``multipart/form-data`` body (audio uploads, image edits), parsed under limits;

@@ -1,6 +1,7 @@
 """The management API describes itself: request and response bodies are declared pydantic
 models (quart-schema), checked on the way in (a 400 in the envelope naming each bad field)
-and turned into an OpenAPI 3.1 document at ``/api/openapi.json``, rendered at ``/api/docs``.
+and turned into an OpenAPI 3.1 document at ``/api/openapi.json``, rendered at ``/api/docs``
+(:mod:`faregate.management.api_docs`: Swagger UI served by the gateway itself).
 
 Why quart-schema with pydantic v2: it is Quart's own schema extension (the decorators sit on
 the routes, so the document cannot drift from them), pydantic v2 is already a dependency
@@ -26,10 +27,11 @@ from werkzeug.routing import Rule
 
 from faregate import __version__, jsonutil
 from faregate.awaitables import await_me_maybe
+from faregate.management import api_docs
+from faregate.management.api_docs import DOCS_PATH
 from faregate.management.common import ACCESS
 
 OPENAPI_PATH = "/api/openapi.json"
-DOCS_PATH = "/api/docs"
 #: where a view's non-JSON answers are declared (see :func:`document_stream`)
 STREAM_ATTRIBUTE = "faregate_stream_media"
 
@@ -139,7 +141,7 @@ class ManagementOpenAPI(OpenAPIProvider):
 
     def generate_rules(self) -> Iterable[Rule]:
         for rule in super().generate_rules():
-            if rule.rule.startswith("/api/") and rule.rule not in (OPENAPI_PATH, DOCS_PATH):
+            if rule.rule.startswith("/api/") and rule.rule != OPENAPI_PATH and not rule.rule.startswith(DOCS_PATH):
                 yield rule
 
     def schema(self) -> dict[str, Any]:
@@ -211,15 +213,17 @@ def install(app: Quart) -> None:
     # serve views that return models; ours return Responses, so they are put back: the relay
     # pays nothing for the management API's schemas
     plain, json_provider, websocket_class = app.make_response, app.json, app.websocket_class
-    QuartSchema(app, openapi_path=OPENAPI_PATH, swagger_ui_path=DOCS_PATH, redoc_ui_path=None,
+    # its own docs pages would load their scripts from CDNs: /api/docs is ours (api_docs)
+    QuartSchema(app, openapi_path=OPENAPI_PATH, swagger_ui_path=None, redoc_ui_path=None,
                 scalar_ui_path=None, openapi_provider_class=ManagementOpenAPI,
                 info={"title": "Faregate management API", "version": __version__})
     app.make_response = plain  # type: ignore[method-assign]
     app.json, app.websocket_class = json_provider, websocket_class
     app.request_class = ManagementRequest
     for rule in app.url_map.iter_rules():
-        if rule.rule in (OPENAPI_PATH, DOCS_PATH):  # the document is public, as the routes it lists
+        if rule.rule == OPENAPI_PATH:  # the document is public, as the routes it lists
             app.view_functions[rule.endpoint] = _public(app.view_functions[rule.endpoint])
+    api_docs.install(app)
 
     @app.errorhandler(RequestSchemaValidationError)
     async def _invalid(err: RequestSchemaValidationError) -> Response:

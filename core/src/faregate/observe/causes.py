@@ -72,6 +72,13 @@ def _said(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
+def brief_failure(exc: BaseException, secrets: Iterable[str] = ()) -> str:
+    """One line: the root cause alone (``Class: message``, what a wrapper such as tortoise's
+    ``DBConnectionError`` hides behind its connection parameters), credentials masked."""
+    text = scrub(_said(root_cause(exc)), secrets)
+    return text if len(text) <= MAX_CAUSE else text[:MAX_CAUSE - 1] + "…"
+
+
 def describe_failure(exc: BaseException, secrets: Iterable[str] = ()) -> str:
     """One line: ``Class: message`` (and ``(cause: Class: message)`` when the root cause
     says something else), credentials masked, at most :data:`MAX_CAUSE` characters."""

@@ -50,6 +50,11 @@ class _RequestIdFilter(logging.Filter):
         return True
 
 
+class _DropRunningOn(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Running on ")
+
+
 class _Scrub(logging.Filter):
     """URL and DSN credentials and the configured secrets out of a message (after
     :class:`RedactingFilter`, which takes the keys); records built from known-safe fields
@@ -205,6 +210,12 @@ def configure(level: str = "info", fmt: str = "text", stream: Any = None, *, sec
         hypercorn.handlers = []
         hypercorn.propagate = True
         hypercorn.setLevel(logging.NOTSET)
+    # one line per fact: `faregate serve` says where it listens once, not again per worker
+    # ("Running on …"); tortoise's "Tortoise-ORM shutdown" after every migration step or
+    # short-lived connection says nothing an operator needs (its SQL stays at debug)
+    if not any(isinstance(f, _DropRunningOn) for f in logging.getLogger("hypercorn.error").filters):
+        logging.getLogger("hypercorn.error").addFilter(_DropRunningOn())
+    logging.getLogger("tortoise").setLevel(logging.NOTSET if level.lower() == "debug" else logging.WARNING)
     logging.captureWarnings(True)
     sys.excepthook = _log_uncaught
     _listener = _BatchWriter(records, sink, front)

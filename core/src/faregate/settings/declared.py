@@ -92,8 +92,9 @@ CORE_SETTINGS = (
     Setting("session_secret", "", "Key for signing session cookies; generated into data_dir if empty. Set the "
             "same value on every node.", Secret, aliases=("SESSION_SECRET",), secret=True),
     Setting("plugins", (), "Entry-point names of the plugins to load (comma-separated); empty = every installed "
-            "plugin.", Names),
-    Setting("disabled_plugins", (), "Entry-point names of plugins never to load (comma-separated).", Names),
+            "plugin. A name no installed plugin has refuses the start.", Names),
+    Setting("disabled_plugins", (), "Entry-point names of plugins never to load (comma-separated; the core's "
+            "defaults by their short name, e.g. pricing). A name no installed plugin has refuses the start.", Names),
     Setting("log_level", "info", "Log level: debug, info, warning, error or critical.", LogLevel),
     Setting("log_format", "text", "Log format: text (for a terminal) or json (one JSON object per line, for "
             "machines: then every line the process writes is JSON).", LogFormat),
@@ -119,8 +120,9 @@ CORE_SETTINGS = (
     Setting("management_max_body_mb", 2.0, "Largest body of a management API (/api/…) request, in MiB.",
             NonNegative),
     Setting("offload_body_kb", 256.0,
-            "Requests larger than this (KiB) have their tokens estimated in a worker thread, so the event "
-            "loop keeps serving meanwhile.", NonNegative),
+            "Request bodies larger than this (KiB) are parsed and estimated one at a time per worker, the "
+            "estimate in a worker thread, with a pause after each in proportion to its work, so big bodies "
+            "cannot crowd out other requests.", NonNegative),
     Setting("body_timeout", 120.0, "Seconds a client may take to send its request body.", NonNegative),
     Setting("flush_interval", 0.05, "Seconds between billing/log flushes to the database.", NonNegative),
     Setting("lease_idle_seconds", 5.0, "Unused quota leases go back to the database after this many seconds.",

@@ -193,6 +193,23 @@ class Settings:
         """Where the value came from: default, config file …, env NAME, command line [--flag]."""
         return self._origins.get(name, "default")
 
+    def named(self, name: str) -> str:
+        """How an operator set ``name``, for a message: its variable (``FAREGATE_PORT``,
+        ``SQL_DSN``), its flag, ``name in config file …``, or its variable marked
+        ``(default)`` when nobody set it."""
+        origin = self.origin(name)
+        setting = self._declared.get(name)
+        env = setting.env if setting is not None else ENV_PREFIX + name.upper()
+        if origin.startswith("env "):
+            return origin.removeprefix("env ")
+        if origin.startswith("command line "):
+            return origin.removeprefix("command line ")
+        if origin == "command line":
+            return "--" + name.replace("_", "-")
+        if origin.startswith("config file"):
+            return f"{name} in {origin}"
+        return f"{env} (default)"
+
     def masked(self) -> dict[str, Any]:
         """Every value, secrets masked when set: what ``faregate config show`` prints."""
         return {name: MASK if setting.secret and self._values[name] else self._values[name]

@@ -9,7 +9,6 @@ another plugin counts it), as the OpenAI plugin's embeddings."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
@@ -151,10 +150,7 @@ class EmbedDriver:
     async def handle(self, ex: Exchange) -> Outcome:
         await ex.authenticate()
         raw, body = await ex.read_json()
-        if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
-            summary = await asyncio.to_thread(summarize_embed, body, ex.request)  # walking megabytes: off the loop
-        else:
-            summary = summarize_embed(body, ex.request)
+        summary = await ex.work_on_body(raw, summarize_embed, body, ex.request)  # megabytes: off the loop
         ex.begin(summary, body, raw)
         # should the upstream report no usage, its bill re-runs this estimate exactly
         offer_exact_recount(ex, partial(prompt_estimate, body, ex.request), len(raw))

@@ -18,7 +18,6 @@ else the estimator's rule."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from functools import partial
 from typing import Any
@@ -242,11 +241,8 @@ class CompletionsDriver:
     async def handle(self, ex: Exchange) -> Outcome:
         await ex.authenticate()
         raw, body = await ex.read_json()
-        if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
-            # a long token-array prompt takes a while to check: not on the event loop
-            summary = await asyncio.to_thread(summarize_completion, body)
-        else:
-            summary = summarize_completion(body)
+        # a long token-array prompt takes a while to check: a big body's, off the loop
+        summary = await ex.work_on_body(raw, summarize_completion, body)
         ex.begin(summary, body, raw)
         # should the upstream report no usage, its bill re-runs this estimate exactly
         offer_exact_recount(ex, partial(prompt_estimate, body), len(raw))

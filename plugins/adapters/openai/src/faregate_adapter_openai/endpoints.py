@@ -13,7 +13,6 @@ body and reads its answer into OpenAI's ``CreateEmbeddingResponse``."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from functools import partial
@@ -236,11 +235,8 @@ class JsonDriver:
     async def handle(self, ex: Exchange) -> Outcome:
         await ex.authenticate()
         raw, body = await ex.read_json()
-        if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
-            # thousands of inputs or token arrays take a while to check: not on the event loop
-            summary = await asyncio.to_thread(self.summarize, body, ex.request)
-        else:
-            summary = self.summarize(body, ex.request)
+        # thousands of inputs or token arrays take a while to check: a big body's, off the loop
+        summary = await ex.work_on_body(raw, self.summarize, body, ex.request)
         ex.begin(summary, body, raw)
         # should the upstream report no usage, its bill re-runs this estimate exactly
         offer_exact_recount(ex, partial(prompt_estimate, self.summarize, body, ex.request), len(raw))

@@ -15,7 +15,6 @@ else the estimate), and its answer shows that count."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
@@ -202,11 +201,8 @@ class RerankDriver:
     async def handle(self, ex: Exchange) -> Outcome:
         await ex.authenticate()
         raw, body = await ex.read_json()
-        if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
-            # a thousand long documents take a while to estimate: not on the event loop
-            summary = await asyncio.to_thread(summarize_rerank, body, ex.request)
-        else:
-            summary = summarize_rerank(body, ex.request)
+        # a thousand long documents take a while to estimate: a big body's, off the loop
+        summary = await ex.work_on_body(raw, summarize_rerank, body, ex.request)
         ex.begin(summary, body, raw)
         # should the upstream report no usage, its bill re-runs this estimate exactly
         offer_exact_recount(ex, partial(prompt_estimate, summarize_rerank, body, ex.request), len(raw))

@@ -15,7 +15,6 @@ says nothing reliable of its tokens)."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
@@ -134,11 +133,8 @@ class CompactDriver:
     async def handle(self, ex: Exchange) -> Outcome:
         await ex.authenticate()
         raw, body = await ex.read_json()
-        if len(raw) > ex.gateway.settings.offload_body_kb * 1024:
-            # a long conversation takes a while to check and estimate: not on the event loop
-            summary = await asyncio.to_thread(summarize_compact, body)
-        else:
-            summary = summarize_compact(body)
+        # a long conversation takes a while to check and estimate: a big body's, off the loop
+        summary = await ex.work_on_body(raw, summarize_compact, body)
         ex.begin(summary, body, raw)
         # should the upstream report no usage, its bill re-runs this estimate exactly
         offer_exact_recount(ex, lambda: summarize_compact(body).prompt_tokens, len(raw))

@@ -1,0 +1,33 @@
+"""Every HTML page the gateway serves carries a Content-Security-Policy with
+``frame-ancestors``, and the headers that go with it. A page that sets its own policy (the
+web console, ``/api/docs``) keeps it; any other HTML answer (a plugin's page, a redirect's
+empty body, an error page a library renders) gets :data:`BASELINE`: no script, no style, no
+framing, nothing loaded. So a page added later that forgets its policy runs nothing rather
+than whatever it was given, and cannot be framed (clickjacking)."""
+
+from __future__ import annotations
+
+from quart import Quart, Response
+
+#: the policy of an HTML answer that declares none: it may show text, nothing more
+BASELINE = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+
+def page_headers(csp: str) -> dict[str, str]:
+    """The headers of a page under ``csp``: no framing, no MIME sniffing, no referrer."""
+    return {
+        "Content-Security-Policy": csp,
+        "X-Frame-Options": "DENY",
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+    }
+
+
+def install(app: Quart) -> None:
+    @app.after_request
+    async def _html_policy(response: Response) -> Response:
+        # one header read for every other answer (the relay's JSON and streams)
+        if response.headers.get("Content-Type", "").startswith("text/html"):
+            for name, value in page_headers(BASELINE).items():
+                response.headers.setdefault(name, value)
+        return response
