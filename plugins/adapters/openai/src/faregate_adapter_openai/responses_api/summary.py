@@ -39,11 +39,11 @@ TYPES: dict[str, tuple[type, ...]] = {
 _TYPE_NAMES = {str: "a string", list: "an array", dict: "an object", bool: "a boolean"}
 ENUMS: dict[str, frozenset[str]] = {
     "truncation": frozenset({"auto", "disabled"}),
-    "service_tier": frozenset({"auto", "default", "flex", "scale", "priority"}),
-    "prompt_cache_retention": frozenset({"in-memory", "24h"}),
+    "service_tier": frozenset({"auto", "default", "flex", "scale", "priority", "fast", "ultrafast"}),
+    "prompt_cache_retention": frozenset({"in_memory", "24h"}),
 }
 TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
-EFFORTS = frozenset({"none", "minimal", "low", "medium", "high", "xhigh"})
+EFFORTS = frozenset({"none", "minimal", "low", "medium", "high", "xhigh", "max"})
 SUMMARIES = frozenset({"auto", "concise", "detailed"})
 VERBOSITY = frozenset({"low", "medium", "high"})
 TEXT_FORMATS = frozenset({"text", "json_schema", "json_object"})
