@@ -4,7 +4,7 @@ edit's ``markup`` file, a transcription's ``keywords`` and ``languages``. On an 
 each goes upstream as the client sent it (the fake validating it against OpenAI's schema);
 converted to another vendor, ``prompt_cache_retention`` is not sent and the Response echoes
 it. Every field and value the installed SDK declares is walked in
-``plugins/adapters/openai/tests/test_sdk_params.py``."""
+``tests/test_openai_sdk_params.py``."""
 
 from __future__ import annotations
 
