@@ -122,3 +122,19 @@ async def test_a_stream_error_event_is_named_in_openais_words_too(clients: dict[
         await clients["openai"].chat.completions.create(model=CLAUDE, messages=HI, stream=True)
     body = caught.value.response.json()["error"]
     assert (body["type"], body["code"]) == ("server_error", "overloaded")
+
+
+async def test_a_channels_status_mapping_decides_what_the_error_is(gateway: GatewayServer, admin: AdminClient,
+                                                                    fake_anthropic: FakeAnthropic) -> None:
+    """The operator maps the channel's 429 to a 500: the OpenAI client reads a server error
+    in OpenAI's words, not a rate limit with a 500 status."""
+    await admin.add_channel(base_url=fake_anthropic.base_url, models=CLAUDE, type=14, key=FAKE_ANTHROPIC_KEY,
+                            name="anthropic", status_code_mapping='{"429": "500"}')
+    await admin.set_option("ModelRatio", {CLAUDE: 1})
+    key = await admin.add_token(remain_quota=50_000_000)
+    fake_anthropic.fail_next(429, "slow down")
+    async with openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0) as client:
+        with pytest.raises(openai.InternalServerError) as caught:
+            await client.chat.completions.create(model=CLAUDE, messages=HI)
+    assert caught.value.status_code == 500
+    assert caught.value.response.json()["error"]["type"] == "server_error"
