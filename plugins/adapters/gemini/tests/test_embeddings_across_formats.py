@@ -50,7 +50,7 @@ async def test_embed_content_on_an_openai_channel(deployed: Any, openai_channel:
 async def test_embed_content_with_dimensions_and_the_single_action(deployed: Any, openai_channel: FakeOpenAI) -> None:
     resp = await deployed.http().post(f"/v1beta/models/{OPENAI_EMBEDDING}:embedContent",
                                       json={"content": {"parts": [{"text": "one"}, {"text": "two"}]},
-                                            "outputDimensionality": 4, "taskType": "RETRIEVAL_QUERY"},
+                                            "outputDimensionality": "4", "taskType": "RETRIEVAL_QUERY"},
                                       headers={"x-goog-api-key": deployed.key})
     assert resp.status_code == 200, resp.text
     assert openai_channel.requests[-1]["json"] == {"model": OPENAI_EMBEDDING, "input": ["one\ntwo"],

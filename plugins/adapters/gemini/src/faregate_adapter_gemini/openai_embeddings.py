@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from faregate.api import UpstreamRequest, UpstreamTarget, Usage, bad_request, estimator
 from faregate_adapter_gemini.fields import get
 from faregate_adapter_gemini.names import BATCH_EMBED
+from faregate_adapter_gemini.validate import number
 
 #: OpenAI's endpoint kind of ``POST /v1/embeddings`` (what an OpenAI-type provider serves)
 OPENAI_EMBEDDINGS = "embeddings"
@@ -60,9 +61,10 @@ def _text(request: dict[str, Any], where: str) -> str:
 
 
 def _dimensions(request: dict[str, Any]) -> Any:
+    """The checked ``outputDimensionality`` as a JSON integer (Google also reads ``"4"`` and ``4.0``)."""
     config = get(request, "embedContentConfig")
-    nested = get(config, "outputDimensionality") if isinstance(config, dict) else None
-    return get(request, "outputDimensionality") or nested
+    nested = number(config, "outputDimensionality") if isinstance(config, dict) else None
+    return number(request, "outputDimensionality") or nested
 
 
 def openai_request(body: dict[str, Any], action: str, model: str) -> dict[str, Any]:
