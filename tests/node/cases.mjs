@@ -116,6 +116,14 @@ export const cases = {
     return { text: final.output_text, first: types[0], last: types.at(-1), numbered: types.length };
   },
 
+  async responses_cache_retention(client, { model }) {
+    // the spec's spelling (issue 28): a native channel gets it as sent
+    const response = await client.responses.create({
+      model, input: 'cache this', prompt_cache_key: 'conv-1', prompt_cache_retention: 'in_memory',
+    });
+    return { text: response.output_text, status: response.status };
+  },
+
   async responses_compact(client, { model }) {
     const compacted = await client.responses.compact({
       model, input: [{ role: 'user', content: 'plan the launch' }, { role: 'assistant', content: 'step one, step two' }],
@@ -136,6 +144,11 @@ export const cases = {
   async image_edit(client, { model }) {
     const result = await client.images.edit({ model, prompt: 'make it blue', image: await png() });
     return { count: result.data.length, b64: Boolean(result.data[0].b64_json), usage: result.usage ?? null };
+  },
+
+  async image_edit_markup(client, { model }) {
+    const result = await client.images.edit({ model, prompt: 'a hat here', image: await png(), markup: await png() });
+    return { count: result.data.length, b64: Boolean(result.data[0].b64_json) };
   },
 
   async image_edit_stream(client, { model }) {
@@ -163,6 +176,13 @@ export const cases = {
       model, file: await wav('verbose.wav'), response_format: 'verbose_json', timestamp_granularities: ['word'],
     });
     return { text: result.text, duration: result.duration, words: result.words.length };
+  },
+
+  async transcription_keywords(client, { model }) {
+    const result = await client.audio.transcriptions.create({
+      model, file: await wav('words.wav'), keywords: ['Faregate', 'new-api'], languages: ['en'],
+    });
+    return { text: result.text };
   },
 
   async transcription_stream(client, { model }) {

@@ -73,13 +73,16 @@ EVERY_CASE: list[tuple[str, str, dict[str, Any]]] = [
     ("responses_chat_only", "responses", {"model": CHAT_ONLY}),
     ("responses_stream_chat_only", "responses_stream", {"model": CHAT_ONLY}),
     ("responses_compact", "responses_compact", {"model": CHAT}),
+    ("responses_cache_retention", "responses_cache_retention", {"model": CHAT}),
     ("images", "images", {"model": DALL_E}), ("images_stream", "images_stream", {"model": GPT_IMAGE}),
     ("image_edit", "image_edit", {"model": GPT_IMAGE}),
     ("image_edit_stream", "image_edit_stream", {"model": GPT_IMAGE}),
+    ("image_edit_markup", "image_edit_markup", {"model": GPT_IMAGE}),
     ("edits", "edits", {"model": GPT_IMAGE}),
     ("transcription", "transcription", {"model": WHISPER}),
     ("transcription_verbose", "transcription_verbose", {"model": WHISPER}),
     ("transcription_stream", "transcription_stream", {"model": TRANSCRIBE}),
+    ("transcription_keywords", "transcription_keywords", {"model": TRANSCRIBE}),
     ("translation", "translation", {"model": WHISPER}), ("translation_text", "translation_text", {"model": WHISPER}),
     ("speech", "speech", {"model": TTS}), ("speech_sse", "speech_sse", {"model": TTS_SSE}),
     ("rerank", "rerank", {"model": RERANKER, "query": "organic skincare for sensitive skin", "documents": DOCUMENTS}),
@@ -199,6 +202,8 @@ def check_every_case(results: dict[str, Any]) -> None:
         events = ok(results, "responses_stream" + suffix)
         assert events["text"] == REPLY_PREFIX + "streamed responses"
         assert (events["first"], events["last"]) == ("response.created", "response.completed")
+    retained = ok(results, "responses_cache_retention")  # the spec's in_memory (issue 28)
+    assert retained == {"text": REPLY_PREFIX + "cache this", "status": "completed"}
     compacted = ok(results, "responses_compact")
     assert compacted["object"] == "response.compaction" and compacted["types"][-1] == "compaction"
     assert compacted["usage"]["output_tokens"] > 0
@@ -212,6 +217,7 @@ def check_every_case(results: dict[str, Any]) -> None:
     assert edit["count"] == 1 and edit["b64"] and edit["usage"]["total_tokens"] > 0
     assert ok(results, "image_edit_stream")["types"] == ["image_edit.partial_image", "image_edit.completed"]
     assert ok(results, "edits") == {"count": 1, "b64": True}
+    assert ok(results, "image_edit_markup") == {"count": 1, "b64": True}
 
     assert ok(results, "transcription")["text"] == f"Transcribed 1.00 seconds of hello.wav with {WHISPER}"
     verbose = ok(results, "transcription_verbose")
@@ -220,6 +226,7 @@ def check_every_case(results: dict[str, Any]) -> None:
     assert transcript["types"][-1] == "transcript.text.done"
     assert set(transcript["types"][:-1]) == {"transcript.text.delta"}
     assert transcript["text"] == f"Transcribed 1.00 seconds of s.wav with {TRANSCRIBE}"
+    assert ok(results, "transcription_keywords")["text"] == f"Transcribed 1.00 seconds of words.wav with {TRANSCRIBE}"
     assert ok(results, "translation")["text"] == f"Translated 1.00 seconds of bonjour.wav with {WHISPER}"
     srt = ok(results, "translation_text")["text"]
     assert "00:00:00,000 --> 00:00:01,000" in srt and f"Translated 1.00 seconds of plain.wav with {WHISPER}" in srt

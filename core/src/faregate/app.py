@@ -55,7 +55,7 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     for blueprint, prefix in gateway.hooks.routes(gateway.services):
         app.register_blueprint(blueprint, url_prefix=prefix)
     missing_methods.install(app)  # new-api's sign-in routes whose plugin is absent say so
-    errors.install(app)
+    errors.install(app, gateway.formats)
     request_ids.install(app)
     page_policy.install(app)  # every HTML answer: a CSP with frame-ancestors (its own, or the baseline)
     keep_alive.install(app)

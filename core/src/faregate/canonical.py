@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from faregate.errors import ErrorKind
+
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 StopReason = Literal["stop", "length", "tool_calls", "content_filter", "error"]
 
@@ -238,6 +240,8 @@ class StreamError:
     type: str = "upstream_error"
     code: str | None = None
     kind: Literal["error"] = "error"
+    #: what ``type`` and ``code`` mean when they are the vendor's own names (see GatewayError.kind)
+    error_kind: ErrorKind | None = None
 
 
 StreamEvent = StreamStart | TextDelta | ReasoningDelta | ToolCallDelta | StreamStop | UsageEvent | StreamError

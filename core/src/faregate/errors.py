@@ -4,6 +4,37 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import StrEnum
+
+
+class ErrorKind(StrEnum):
+    """What an error means, in no vendor's words: a provider that reads its vendor's error
+    names (a type, a status) sets the kind (:attr:`GatewayError.kind`), and a format
+    answering in another vendor's shape names the kind in its own words."""
+
+    INVALID_REQUEST = "invalid_request"
+    AUTHENTICATION = "authentication"
+    BILLING = "billing"
+    PERMISSION = "permission"
+    NOT_FOUND = "not_found"
+    CONFLICT = "conflict"
+    REQUEST_TOO_LARGE = "request_too_large"
+    RATE_LIMIT = "rate_limit"
+    CANCELLED = "cancelled"
+    SERVER = "server"
+    NOT_IMPLEMENTED = "not_implemented"
+    OVERLOADED = "overloaded"
+    TIMEOUT = "timeout"
+
+
+#: the kind an HTTP status means when nothing says more (the one table every format maps from)
+KIND_BY_STATUS: dict[int, ErrorKind] = {
+    400: ErrorKind.INVALID_REQUEST, 401: ErrorKind.AUTHENTICATION, 402: ErrorKind.BILLING,
+    403: ErrorKind.PERMISSION, 404: ErrorKind.NOT_FOUND, 408: ErrorKind.TIMEOUT, 409: ErrorKind.CONFLICT,
+    413: ErrorKind.REQUEST_TOO_LARGE, 429: ErrorKind.RATE_LIMIT, 499: ErrorKind.CANCELLED,
+    500: ErrorKind.SERVER, 501: ErrorKind.NOT_IMPLEMENTED, 502: ErrorKind.SERVER, 503: ErrorKind.OVERLOADED,
+    504: ErrorKind.TIMEOUT, 529: ErrorKind.OVERLOADED,
+}
 
 
 class GatewayError(Exception):
@@ -20,6 +51,8 @@ class GatewayError(Exception):
     client as ``Retry-After`` (and ``Retry-After-Ms``) with the error response;
     ``should_retry`` (an upstream's ``x-should-retry``) as ``X-Should-Retry``. ``detail`` is the full text for
     the operator's error log when ``message`` (what the client sees) is kept neutral.
+    ``kind`` is set when ``type`` and ``code`` are a vendor's own names (an upstream's error
+    read by its provider): what they mean, for a format that answers in other words.
     """
 
     def __init__(
@@ -34,6 +67,7 @@ class GatewayError(Exception):
         retry_after: float | None = None,
         detail: str | None = None,
         should_retry: bool | None = None,
+        kind: ErrorKind | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -45,9 +79,17 @@ class GatewayError(Exception):
         self.retry_after = retry_after
         self.detail = detail
         self.should_retry = should_retry
+        self.kind = kind
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"GatewayError({self.status}, {self.code!r}, {self.message!r})"
+
+
+def error_kind(err: GatewayError) -> ErrorKind:
+    """What ``err`` means: the kind its provider read, else its HTTP status's."""
+    if err.kind is not None:
+        return err.kind
+    return KIND_BY_STATUS.get(err.status) or (ErrorKind.SERVER if err.status >= 500 else ErrorKind.INVALID_REQUEST)
 
 
 def model_not_found(model: str, group: str) -> GatewayError:

@@ -36,6 +36,9 @@ class InboundFormat(ABC):
     name: str
     #: media type of a streamed response
     stream_content_type: str = "text/event-stream"
+    #: path prefixes only this format's clients call (``/v1/messages``): a path under one
+    #: that no route serves is answered in this format's error shape (:meth:`claims_path`)
+    path_prefixes: tuple[str, ...] = ()
 
     @abstractmethod
     def routes(self) -> list[Route]: ...
@@ -83,10 +86,15 @@ class InboundFormat(ABC):
         """The format's error body and status for ``err``: the one renderer of this
         format's errors (relay, model lists, token counting, body limits)."""
 
+    def claims_path(self, path: str) -> bool:
+        """True when ``path``, which no route serves, is one only this format's clients
+        call: by default, one under :attr:`path_prefixes`."""
+        return bool(self.path_prefixes) and path.startswith(self.path_prefixes)
+
     # model lists ---------------------------------------------------------------
     def claims_model_list(self, request: InboundRequest) -> bool:
-        """True when a shared ``GET /v1/models`` request is in this format (by its
-        headers or query)."""
+        """True when a request on a path several formats share (``GET /v1/models``, an
+        unknown path under ``/v1/``) is in this format, by its headers or query."""
         return False
 
     def render_model_list(self, models: list[ModelInfo], request: InboundRequest) -> dict[str, Any] | None:

@@ -1,29 +1,51 @@
 """App-wide error answers for what no endpoint handled: unknown paths and methods,
 oversized bodies outside the exchange, unexpected exceptions. JSON always, never an
-HTML page; valid in a WebSocket context too (a refused upgrade is an HTTP answer)."""
+HTML page; valid in a WebSocket context too (a refused upgrade is an HTTP answer).
+
+An unknown path is answered in the error shape its client reads: the management API's
+envelope under ``/api``; the shape of the format that claims the path (by its prefix,
+``InboundFormat.claims_path``, or on a shared ``/v1/`` path by the client's headers,
+``claims_model_list``); OpenAI's otherwise."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from quart import Quart, Response, has_websocket_context, request, websocket
 from werkzeug.exceptions import HTTPException
 
 from faregate import jsonutil
+from faregate.contracts import InboundFormat, Route
+from faregate.edge.routes import DEFAULT_FORMAT
 from faregate.errors import GatewayError
+from faregate.exchange.exchange import new_request_id
+from faregate.exchange.inbound import InboundRequest
+from faregate.observe.logs import request_id_var
 
 log = logging.getLogger("faregate")
 
+#: the path prefix several formats' clients share (OpenAI's, Anthropic's, Gemini's ``/v1``)
+SHARED_PREFIX = "/v1/"
 
-def install(app: Quart) -> None:
+
+def install(app: Quart, formats: Mapping[str, InboundFormat] | None = None) -> None:
+    claimants = [fmt for name, fmt in (formats or {}).items() if name != DEFAULT_FORMAT]
+
     @app.errorhandler(404)
     async def _not_found(_: Exception) -> Response:
         method, path = _current()
+        fmt = _claimant(claimants, path)
+        if fmt is not None:
+            return _in_format(fmt, 404, f"Invalid URL ({method} {path})")
         return _answer(path, 404, f"Invalid URL ({method} {path})")
 
     @app.errorhandler(405)
     async def _not_allowed(_: Exception) -> Response:
         method, path = _current()
+        fmt = _claimant(claimants, path)
+        if fmt is not None:  # a vendor's API answers a path it has not for this method as not found
+            return _in_format(fmt, 404, f"Invalid URL ({method} {path})")
         return _answer(path, 405, f"Method not allowed ({method} {path})")
 
     @app.errorhandler(413)
@@ -52,6 +74,38 @@ def _current() -> tuple[str, str]:
     if has_websocket_context():
         return "WEBSOCKET", websocket.path
     return request.method, request.path
+
+
+def _claimant(claimants: list[InboundFormat], path: str) -> InboundFormat | None:
+    """The format whose clients call ``path`` (see the module docstring), None for OpenAI's."""
+    if _is_management(path):
+        return None
+    for fmt in claimants:
+        if fmt.claims_path(path):
+            return fmt
+    if not path.startswith(SHARED_PREFIX) or not claimants:
+        return None
+    inbound = _inbound()
+    return next((fmt for fmt in claimants if fmt.claims_model_list(inbound)), None)
+
+
+def _inbound() -> InboundRequest:
+    """The request's headers and query, for a format to recognise its client by them."""
+    current = websocket if has_websocket_context() else request
+    method = "WEBSOCKET" if has_websocket_context() else request.method
+    return InboundRequest(method=method, path=current.path, route=Route(method, current.path, kind="unknown"),
+                          path_params={}, query=current.args, headers=current.headers,  # type: ignore[arg-type]
+                          client_ip=current.remote_addr or "", read_body=_no_body)
+
+
+async def _no_body() -> bytes:
+    return b""
+
+
+def _in_format(fmt: InboundFormat, status: int, message: str) -> Response:
+    err = GatewayError(status, message, type="invalid_request_error", code="not_found")
+    status, body = fmt.render_error(err, request_id_var.get() or new_request_id())
+    return Response(body, status=status, content_type="application/json")
 
 
 def _is_management(path: str) -> bool:

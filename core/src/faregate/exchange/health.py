@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from faregate import jsonutil
 from faregate.contracts import Provider
 from faregate.db import models as m
-from faregate.errors import GatewayError, shield
+from faregate.errors import KIND_BY_STATUS, GatewayError, shield
 from faregate.exchange.breaker import CHANNEL
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
 
@@ -52,6 +52,8 @@ async def upstream_error(ex: Exchange, provider: Provider, resp: UpstreamRespons
     mapped = mapped_status(channel.status_code_mapping, status)
     if mapped is not None:
         err.status = mapped
+        if err.kind is not None:  # the operator's status says what the error now is
+            err.kind = KIND_BY_STATUS.get(mapped, err.kind)
     log.warning("channel %s answered %s (%s): %s", channel.id, status, err.code, err.detail)
     return err
 

@@ -99,7 +99,8 @@ class StreamReader:
                     self._usage.merge(ev.usage)
                     continue
                 if isinstance(ev, StreamError):
-                    raise GatewayError(502, ev.message, type=ev.type, code=ev.code, upstream=True)
+                    raise GatewayError(502, ev.message, type=ev.type, code=ev.code, upstream=True,
+                                       kind=ev.error_kind)
                 if isinstance(ev, TextDelta | ReasoningDelta):
                     self._chars += len(ev.text)
                 elif isinstance(ev, ToolCallDelta):

@@ -226,7 +226,7 @@ async def test_openai_client_sees_anthropic_errors_in_openai_shape(fake_anthropi
     fake_anthropic.push_fault(Fault("status", status=429, retry_after="3"))
     with pytest.raises(openai.RateLimitError) as info:
         await client.chat.completions.create(model=CLAUDE, messages=[{"role": "user", "content": "x"}])
-    assert info.value.body["type"] == "rate_limit_error"
+    assert info.value.body["type"] == "rate_limit_exceeded"  # Anthropic's rate_limit_error in OpenAI's words
     # an error event before any content: nothing reached the client, so it is an HTTP error
     # (and with retries configured, another channel would be tried)
     fake_anthropic.push_fault(Fault("stream_error", after_events=4))

@@ -11,6 +11,7 @@ from anthropic.types import RawMessageStreamEvent
 from pydantic import TypeAdapter
 
 from faregate.api import (
+    ErrorKind,
     Framing,
     GatewayError,
     ReasoningDelta,
@@ -227,7 +228,8 @@ def test_anthropic_stream_to_canonical_counts_usage_once(cumulative):
 def test_anthropic_stream_error_event():
     parser = AnthropicStreamParser()
     out = [ev for name, data in anthropic_events(error=True) for ev in parser.feed(name, data)]
-    assert out[-1] == StreamError(message="Overloaded", type="overloaded_error", code="overloaded_error")
+    assert out[-1] == StreamError(message="Overloaded", type="overloaded_error", code="overloaded_error",
+                                  error_kind=ErrorKind.OVERLOADED)
 
 
 @pytest.mark.parametrize("cumulative", [True, False])

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from faregate.testing.logs import consume_logs
+from faregate_adapter_anthropic.testing.fixtures import FAKE_ANTHROPIC_KEY
 from faregate_adapter_gemini.testing import EMBEDDING, FLASH
 from faregate_adapter_gemini.testing.fixtures import FAKE_GEMINI_KEY
 from faregate_adapter_gemini.testing.schema import (
@@ -64,12 +65,15 @@ async def test_batch_embed_with_a_mapped_model(deployed: Any) -> None:
     assert row.model_name == "my-embedder"
 
 
-async def test_embeddings_go_only_to_gemini_channels(deployed: Any, fake_openai: Any) -> None:
-    await deployed.admin.add_channel(base_url=fake_openai.base_url, models="text-embedding-3-small", name="oa")
-    resp = await post(deployed, "/v1beta/models/text-embedding-3-small:embedContent", {"content": CONTENT})
+async def test_embeddings_go_only_to_channels_that_embed(deployed: Any, fake_anthropic: Any) -> None:
+    """A channel that serves neither Gemini's embeddings nor OpenAI's (converted, see
+    test_embeddings_across_formats) is never chosen: a model only it serves is a 400."""
+    await deployed.admin.add_channel(base_url=fake_anthropic.base_url, models="claude-sonnet-4-5", type=14,
+                                     name="anthropic", key=FAKE_ANTHROPIC_KEY)
+    resp = await post(deployed, "/v1beta/models/claude-sonnet-4-5:embedContent", {"content": CONTENT})
     assert resp.status_code == 400
     error = validate_error(resp.json())["error"]
-    assert "gemini_embeddings" in error["message"] and fake_openai.requests == []
+    assert "gemini_embeddings" in error["message"] and fake_anthropic.requests == []
 
 
 BAD_EMBEDS = [

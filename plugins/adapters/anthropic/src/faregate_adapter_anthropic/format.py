@@ -85,6 +85,8 @@ def rfc3339(epoch: int) -> str:
 
 class AnthropicMessagesFormat(InboundFormat):
     name = FORMAT_NAME
+    #: an unknown path here (``/v1/messages/batches``) is answered in Anthropic's error shape
+    path_prefixes = ("/v1/messages",)
 
     def routes(self) -> list[Route]:
         return [Route("POST", "/v1/messages"), Route("POST", "/v1/messages/count_tokens", kind="count_tokens")]

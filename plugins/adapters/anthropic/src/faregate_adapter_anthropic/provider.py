@@ -41,8 +41,9 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 def _stream_error(err: Any) -> GatewayError:
     err = err if isinstance(err, dict) else {}
     kind = str(err.get("type") or "api_error")
-    return GatewayError(errors.ANTHROPIC_ERROR_TYPES.get(kind, 502), str(err.get("message") or "upstream error"),
-                        type=kind, code=kind, upstream=True)
+    return errors.read_kind(GatewayError(errors.ANTHROPIC_ERROR_TYPES.get(kind, 502),
+                                         str(err.get("message") or "upstream error"),
+                                         type=kind, code=kind, upstream=True))
 
 
 class AnthropicPassthrough(PassthroughStream):
@@ -142,4 +143,4 @@ class AnthropicProvider(HttpJsonProvider):
         err = upstream_error(status, body)
         if err.code is None:  # Anthropic errors carry only a type; it doubles as the code
             err.code = err.type
-        return err
+        return errors.read_kind(err)

@@ -109,7 +109,8 @@ class AnthropicStreamParser(StreamParser):
         if kind == "error":
             err = obj.get("error") or {}
             etype = str(err.get("type") or "api_error")
-            return [StreamError(message=str(err.get("message") or "upstream error"), type=etype, code=etype)]
+            return [StreamError(message=str(err.get("message") or "upstream error"), type=etype, code=etype,
+                                error_kind=errors.TYPE_KINDS.get(etype))]
         return []  # ping, content_block_stop, unknown future events
 
 

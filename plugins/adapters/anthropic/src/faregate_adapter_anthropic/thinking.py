@@ -23,7 +23,7 @@ log = logging.getLogger("faregate.adapter.anthropic")
 MIN_THINKING_BUDGET = 1024  # Anthropic rejects smaller budgets
 # reasoning_effort → thinking budget; chosen so the OpenAI adapter's budget → effort
 # mapping (<4096 low, <16384 medium, else high) gives the same effort back
-EFFORT_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768}
+EFFORT_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768, "max": 32768}
 # efforts that mean "no reasoning at all" (OpenAI's ``reasoning_effort: "none"``)
 NO_REASONING = {"none"}
 # output_config.effort → the canonical (OpenAI) effort; Anthropic's "max" is above

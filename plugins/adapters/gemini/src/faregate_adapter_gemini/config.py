@@ -17,9 +17,9 @@ JSON_MIME = "application/json"
 SCHEMA_NAME = "response"
 #: reasoning effort → thinking budget for models that take a budget (Gemini 2.5); the
 #: OpenAI adapter's budget → effort mapping (<4096 low, <16384 medium) gives the effort back
-EFFORT_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768}
+EFFORT_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768, "max": 32768}
 #: reasoning effort → ``thinkingLevel`` for models that take a level (Gemini 3)
-EFFORT_LEVEL = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "HIGH"}
+EFFORT_LEVEL = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "HIGH", "max": "HIGH"}
 LEVEL_EFFORT = {"MINIMAL": "minimal", "LOW": "low", "MEDIUM": "medium", "HIGH": "high"}
 #: the harm categories a channel's safety threshold is applied to (the current, non-deprecated ones)
 HARM_CATEGORIES = ("HARM_CATEGORY_HARASSMENT", "HARM_CATEGORY_HATE_SPEECH", "HARM_CATEGORY_SEXUALLY_EXPLICIT",

@@ -5,7 +5,9 @@ request's ``model`` renamed when the channel maps the model) and the answer come
 unchanged; billed on the upstream's ``usageMetadata.promptTokenCount``, else on the
 gateway's count of the input: exact where a tokenizer plugin counts the model (the tiktoken
 plugin counts OpenAI's models only, so a Gemini model keeps the four-characters rule unless
-another plugin counts it), as the OpenAI plugin's embeddings."""
+another plugin counts it), as the OpenAI plugin's embeddings. A channel that serves OpenAI's
+``embeddings`` instead (an OpenAI-type channel) gets the request converted to
+``POST /v1/embeddings`` and its answer converted back (:mod:`.openai_embeddings`)."""
 
 from __future__ import annotations
 
@@ -25,12 +27,19 @@ from faregate.api import (
     UpstreamTarget,
     Usage,
     bad_request,
+    json_dumps,
     json_loads,
     offer_exact_recount,
     settle_on_prompt,
 )
 from faregate_adapter_gemini.fields import get
 from faregate_adapter_gemini.names import BATCH_EMBED, EMBED, EMBED_KIND
+from faregate_adapter_gemini.openai_embeddings import (
+    OPENAI_EMBEDDINGS,
+    OpenAIJsonProvider,
+    gemini_answer,
+    openai_request,
+)
 from faregate_adapter_gemini.summary import GeminiSummary, path_model
 from faregate_adapter_gemini.validate import bounded, check_content, typed
 
@@ -108,15 +117,22 @@ def read_usage(body: bytes, action: str) -> Usage | None:
 
 
 class EmbedOperation:
-    """One attempt: the client's body up, the upstream's answer down."""
+    """One attempt: the client's body up, the upstream's answer down (converted from and to
+    OpenAI's embeddings on a channel that serves those)."""
 
     endpoint = EMBED_KIND
 
     def serves(self, provider: Provider, channel_type: int) -> bool:
-        return provider.serves(EMBED_KIND, channel_type) and isinstance(provider, EmbedProvider)
+        if provider.serves(EMBED_KIND, channel_type) and isinstance(provider, EmbedProvider):
+            return True
+        return provider.serves(OPENAI_EMBEDDINGS, channel_type) and isinstance(provider, OpenAIJsonProvider)
 
     def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
-        assert isinstance(provider, EmbedProvider) and isinstance(ex.summary, GeminiSummary)
+        assert isinstance(ex.summary, GeminiSummary)
+        if not isinstance(provider, EmbedProvider):
+            assert isinstance(provider, OpenAIJsonProvider)
+            body = openai_request(ex.body, ex.summary.action, target.model)
+            return provider.build_json(OPENAI_EMBEDDINGS, body, b"", target)
         body, raw, action = ex.body, ex.raw, ex.summary.action
         if target.model != ex.summary.model:
             body, raw = _renamed(body, action, target.model), b""
@@ -133,7 +149,15 @@ class EmbedOperation:
             await resp.aclose()
         ex.upstream_seconds += time.perf_counter() - ex.answer_at
         ex.answer_at = 0.0
-        usage = read_usage(body, ex.summary.action)
+        if not isinstance(provider, EmbedProvider):  # OpenAI's answer, as the Gemini action's
+            try:
+                answer, usage = gemini_answer(json_loads(body), ex.summary.action)
+            except (ValueError, TypeError, KeyError, AttributeError):  # incl. JSON errors
+                raise AttemptFailed(GatewayError(502, "upstream sent a malformed embeddings response",
+                                                 code="bad_response_body", upstream=True)) from None
+            body = json_dumps(answer)
+        else:
+            usage = read_usage(body, ex.summary.action)
         if usage is None:  # none reported: the gateway's count of the input, exact where it can be
             await settle_on_prompt(ex)
         else:

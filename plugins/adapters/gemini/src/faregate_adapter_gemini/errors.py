@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from faregate.api import GatewayError, json_dumps, json_loads, upstream_error
+from faregate.api import ErrorKind, GatewayError, json_dumps, json_loads, upstream_error
 
 #: Google's canonical error codes (``google.rpc.Code``) and the HTTP status of each
 GOOGLE_STATUSES: dict[str, int] = {
@@ -22,6 +22,25 @@ _BY_HTTP: dict[int, str] = {
     429: "RESOURCE_EXHAUSTED", 499: "CANCELLED", 500: "INTERNAL", 501: "UNIMPLEMENTED", 502: "UNAVAILABLE",
     503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
 }
+#: Google's statuses and what each means (an upstream error's kind)
+STATUS_KINDS: dict[str, ErrorKind] = {
+    "INVALID_ARGUMENT": ErrorKind.INVALID_REQUEST, "FAILED_PRECONDITION": ErrorKind.INVALID_REQUEST,
+    "OUT_OF_RANGE": ErrorKind.INVALID_REQUEST, "UNAUTHENTICATED": ErrorKind.AUTHENTICATION,
+    "PERMISSION_DENIED": ErrorKind.PERMISSION, "NOT_FOUND": ErrorKind.NOT_FOUND, "ABORTED": ErrorKind.CONFLICT,
+    "ALREADY_EXISTS": ErrorKind.CONFLICT, "RESOURCE_EXHAUSTED": ErrorKind.RATE_LIMIT,
+    "CANCELLED": ErrorKind.CANCELLED, "DATA_LOSS": ErrorKind.SERVER, "UNKNOWN": ErrorKind.SERVER,
+    "INTERNAL": ErrorKind.SERVER, "UNIMPLEMENTED": ErrorKind.NOT_IMPLEMENTED, "UNAVAILABLE": ErrorKind.OVERLOADED,
+    "DEADLINE_EXCEEDED": ErrorKind.TIMEOUT,
+}
+#: another vendor's error (its kind) as a Google status
+KIND_STATUSES: dict[ErrorKind, str] = {
+    ErrorKind.INVALID_REQUEST: "INVALID_ARGUMENT", ErrorKind.AUTHENTICATION: "UNAUTHENTICATED",
+    ErrorKind.BILLING: "FAILED_PRECONDITION", ErrorKind.PERMISSION: "PERMISSION_DENIED",
+    ErrorKind.NOT_FOUND: "NOT_FOUND", ErrorKind.CONFLICT: "ABORTED", ErrorKind.REQUEST_TOO_LARGE: "INVALID_ARGUMENT",
+    ErrorKind.RATE_LIMIT: "RESOURCE_EXHAUSTED", ErrorKind.CANCELLED: "CANCELLED", ErrorKind.SERVER: "INTERNAL",
+    ErrorKind.NOT_IMPLEMENTED: "UNIMPLEMENTED", ErrorKind.OVERLOADED: "UNAVAILABLE",
+    ErrorKind.TIMEOUT: "DEADLINE_EXCEEDED",
+}
 _BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
 _ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 #: an upstream ``ErrorInfo.reason`` that means the channel's key is dead
@@ -32,6 +51,8 @@ def google_status(err: GatewayError) -> str:
     """The Google status name of ``err``: an upstream Gemini error's own, else by HTTP status."""
     if err.upstream and err.type in GOOGLE_STATUSES:
         return err.type
+    if err.kind is not None:  # another vendor's names (Anthropic's rate_limit_error …): what they mean
+        return KIND_STATUSES[err.kind]
     found = _BY_HTTP.get(err.status)
     if found is not None:
         return found
@@ -91,8 +112,10 @@ def parse_error(status: int, body: bytes) -> GatewayError:
     name = obj.get("status")
     if isinstance(name, str) and name in GOOGLE_STATUSES:
         err.type = err.code = name
+        err.kind = STATUS_KINDS[name]
     if _reasons(obj) & _DEAD_KEY_REASONS:
         err.status, err.code, err.type = 401, "invalid_api_key", "UNAUTHENTICATED"
+        err.kind = ErrorKind.AUTHENTICATION
         err.message = "the upstream refused the channel's API key"
     return err
 
@@ -104,4 +127,5 @@ def stream_error(obj: Any) -> GatewayError:
     status = code if isinstance(code, int) and 400 <= code <= 599 else 502
     name = obj.get("status")
     kind = name if isinstance(name, str) and name in GOOGLE_STATUSES else "INTERNAL"
-    return GatewayError(status, str(obj.get("message") or "upstream error"), type=kind, code=kind, upstream=True)
+    return GatewayError(status, str(obj.get("message") or "upstream error"), type=kind, code=kind, upstream=True,
+                        kind=STATUS_KINDS[kind])

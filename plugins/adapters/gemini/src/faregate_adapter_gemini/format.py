@@ -56,6 +56,8 @@ def routes() -> list[Route]:
 
 class GeminiFormat(InboundFormat):
     name = FORMAT_NAME
+    #: an unknown path here (``/v1beta/cachedContents``, a file upload) is answered in Google's error shape
+    path_prefixes = ("/v1beta/", "/upload/v1beta/")
 
     def routes(self) -> list[Route]:
         return routes()

@@ -27,10 +27,11 @@ from faregate.api import (
     json_loads,
     malformed_response,
 )
-from faregate_adapter_gemini import errors, requests, responses, streams
+from faregate_adapter_gemini import errors, openai_embeddings, requests, responses, streams
 from faregate_adapter_gemini.catalog import GEMINI_MODELS
 from faregate_adapter_gemini.fields import get
 from faregate_adapter_gemini.names import (
+    BATCH_EMBED,
     DEFAULT_BASE_URL,
     EMBED,
     EMBED_KIND,
@@ -53,7 +54,8 @@ class GeminiProvider(HttpJsonProvider):
     channel_types = (GEMINI_CHANNEL_TYPE,)
     native_format = FORMAT_NAME
     default_base_url = DEFAULT_BASE_URL
-    endpoints = frozenset({"chat", EMBED_KIND})
+    #: OpenAI's ``embeddings`` too, converted to ``batchEmbedContents`` (:mod:`.openai_embeddings`)
+    endpoints = frozenset({"chat", EMBED_KIND, openai_embeddings.OPENAI_EMBEDDINGS})
     model_catalog = MappingProxyType({GEMINI_CHANNEL_TYPE: GEMINI_MODELS})
     auth_header = "x-goog-api-key"
     auth_prefix = ""
@@ -95,6 +97,13 @@ class GeminiProvider(HttpJsonProvider):
     def build_embed(self, action: str, body: dict[str, Any], raw: bytes, target: UpstreamTarget) -> UpstreamRequest:
         return UpstreamRequest("POST", self.action_url(target, action), self.call_headers(target, sse=False),
                                raw or json_dumps(body))
+
+    def build_embeddings(self, body: dict[str, Any], target: UpstreamTarget) -> UpstreamRequest:
+        """An OpenAI ``/v1/embeddings`` body (checked; ``model`` the channel's) as ``batchEmbedContents``."""
+        return self.build_embed(BATCH_EMBED, openai_embeddings.batch_request(body, target.model), b"", target)
+
+    def read_embeddings(self, body: bytes, request: dict[str, Any]) -> tuple[dict[str, Any], Usage | None]:
+        return openai_embeddings.openai_answer(json_loads(body), request)
 
     def probe(self, endpoint: str, target: UpstreamTarget) -> ChannelProbe | None:
         """The channel test of new-api's ``embeddings`` endpoint type: one ``embedContent``

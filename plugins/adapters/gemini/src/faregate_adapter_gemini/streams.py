@@ -96,7 +96,7 @@ class GeminiStreamParser(StreamParser):
         obj = _chunk(data)
         if isinstance(obj.get("error"), dict):
             err = errors.stream_error(obj["error"])
-            return [StreamError(err.message, type=err.type, code=err.code)]
+            return [StreamError(err.message, type=err.type, code=err.code, error_kind=err.kind)]
         out: list[StreamEvent] = []
         if not self.started:
             self.started = True

@@ -28,20 +28,25 @@ SPEECH_FORMATS = frozenset({"mp3", "opus", "aac", "flac", "wav", "pcm"})
 #: OpenAI's limits: the speech input and instructions (characters), known speakers
 MAX_SPEECH_CHARS = 4096
 MAX_SPEAKERS = 4
-#: the gateway's own bounds on free text (Whisper reads only the last 224 tokens of a prompt)
+#: the gateway's own bounds on free text (Whisper reads only the last 224 tokens of a prompt),
+#: on ``keywords`` (words or phrases that guide the transcription) and ``languages`` (the
+#: audio's possible languages)
 MAX_PROMPT_CHARS = 8192
 MAX_NAME_CHARS = 256
+MAX_KEYWORDS = 32  # the form holds at most 64 parts in all (faregate.multipart)
+MAX_LANGUAGES = 16
 _LANGUAGE = re.compile(r"[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})?")
 #: ``chunking_strategy`` as the SDK sends an object (form fields ``chunking_strategy[...]``)
 VAD_FIELDS = {"type": str, "prefix_padding_ms": int, "silence_duration_ms": int, "threshold": float}
 _COMMON_FIELDS = frozenset({"file", "model", "prompt", "response_format", "temperature"})
 TRANSCRIPTION_FIELDS = _COMMON_FIELDS | {
     "language", "stream", "chunking_strategy", "timestamp_granularities[]", "timestamp_granularities",
-    "include[]", "include", "known_speaker_names[]", "known_speaker_references[]",
-    *(f"chunking_strategy[{name}]" for name in VAD_FIELDS)}
+    "include[]", "include", "known_speaker_names[]", "known_speaker_references[]", "keywords[]", "keywords",
+    "languages[]", "languages", *(f"chunking_strategy[{name}]" for name in VAD_FIELDS)}
 #: the fields repeated on purpose (arrays); any other may appear once
 LIST_FIELDS = frozenset({"timestamp_granularities[]", "timestamp_granularities", "include[]", "include",
-                         "known_speaker_names[]", "known_speaker_references[]"})
+                         "known_speaker_names[]", "known_speaker_references[]", "keywords[]", "keywords",
+                         "languages[]", "languages"})
 
 
 @dataclass(slots=True, frozen=True)
@@ -127,6 +132,13 @@ def _transcription_options(form: Form) -> None:
     if len(references) > MAX_SPEAKERS or any(not r.startswith("data:") for r in references):
         raise bad_request(f"known_speaker_references holds at most {MAX_SPEAKERS} data URLs",
                           param="known_speaker_references")
+    keywords = _values(form, "keywords")
+    if len(keywords) > MAX_KEYWORDS or any(not 1 <= len(k) <= MAX_NAME_CHARS for k in keywords):
+        raise bad_request(f"keywords holds at most {MAX_KEYWORDS} words or phrases of 1 to {MAX_NAME_CHARS} "
+                          "characters", param="keywords")
+    languages = _values(form, "languages")
+    if len(languages) > MAX_LANGUAGES or not all(_LANGUAGE.fullmatch(code) for code in languages):
+        raise bad_request(f"languages holds at most {MAX_LANGUAGES} ISO-639-1 codes such as en", param="languages")
     _chunking(form)
 
 

@@ -44,32 +44,47 @@ PARTIAL_IMAGE_TOKENS = 100  # each streamed partial image (OpenAI's pricing guid
 
 DALL_E_2 = ("dall-e-2", "dall-e")  # new-api sizes and prices "dall-e" as dall-e-2
 DALL_E_3 = "dall-e-3"
+#: the sizes of the first gpt-image models; later ones (gpt-image-2 on) take any WIDTHxHEIGHT
 GPT_IMAGE_SIZES = ("auto", "1024x1024", "1536x1024", "1024x1536")
+FIXED_SIZE_GPT_IMAGES = ("gpt-image-1", "chatgpt-image-latest")
 DALL_E_2_SIZES = ("256x256", "512x512", "1024x1024")
 DALL_E_3_SIZES = ("1024x1024", "1792x1024", "1024x1792")
-QUALITIES = ("standard", "hd", "low", "medium", "high", "auto")
-EDIT_QUALITIES = ("standard", "low", "medium", "high", "auto")
+GPT_IMAGE_QUALITIES = ("low", "medium", "high", "xhigh", "max", "auto")
+QUALITIES = ("standard", "hd", *GPT_IMAGE_QUALITIES)
+EDIT_QUALITIES = ("standard", *GPT_IMAGE_QUALITIES)
 #: the enumerated options, and which each request takes (an edit takes no style)
 CHOICES: dict[str, tuple[str, ...]] = {
     "response_format": ("url", "b64_json"),
-    "output_format": ("png", "jpeg", "webp"),
+    "output_format": ("png", "jpeg", "webp", "gif", "svg"),
     "background": ("transparent", "opaque", "auto"),
     "moderation": ("low", "auto"),
     "style": ("vivid", "natural"),
     "input_fidelity": ("high", "low"),
+    "complexity": ("low", "medium", "high"),
 }
-GENERATION_CHOICES = ("response_format", "output_format", "background", "moderation", "style")
-EDIT_CHOICES = ("response_format", "output_format", "background", "input_fidelity", "moderation")
+GENERATION_CHOICES = ("response_format", "output_format", "background", "moderation", "style", "complexity")
+EDIT_CHOICES = ("response_format", "output_format", "background", "input_fidelity", "moderation", "complexity")
+#: ``svg.reasoning.effort`` (the SVG author's reasoning)
+SVG_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+#: a GIF's frames and each frame's delay (OpenAI: 2-16 frames; a delay capped at 655,350 ms)
+FRAME_COUNT = (2, 16)
+MAX_FRAME_DURATION_MS = 655_350
 #: the form's text fields that carry numbers and booleans
-FORM_INTEGERS = ("n", "output_compression", "partial_images")
+FORM_INTEGERS = ("n", "output_compression", "partial_images", "frame_count", "frame_duration_ms")
 FORM_BOOLEANS = ("stream",)
-#: the form fields that carry files (every other field is text)
-FILE_FIELDS = ("image", "image[]", "mask")
+#: the form fields that carry files (every other field is text); ``markup`` is a transparent
+#: PNG laid over the first image to guide the edit
+FILE_FIELDS = ("image", "image[]", "mask", "markup")
 _SIZE = re.compile(r"([1-9][0-9]{0,4})x([1-9][0-9]{0,4})")
 
 
 def is_gpt_image(model: str) -> bool:
     return model.startswith("gpt-image-") or model == "chatgpt-image-latest"
+
+
+def takes_fixed_sizes(model: str) -> bool:
+    """gpt-image-1 (and -mini, 1.5) and chatgpt-image-latest take only OpenAI's three sizes."""
+    return model.startswith(FIXED_SIZE_GPT_IMAGES)
 
 
 @dataclass(slots=True, frozen=True)
@@ -178,7 +193,7 @@ def _size(value: Any, model: str, *, edit: bool) -> str | None:
         allowed: tuple[str, ...] | None = DALL_E_2_SIZES
     elif model == DALL_E_3 and not edit:
         allowed = DALL_E_3_SIZES
-    elif is_gpt_image(model):
+    elif takes_fixed_sizes(model):
         allowed = GPT_IMAGE_SIZES
     else:
         allowed = None
@@ -198,7 +213,7 @@ def _quality(value: Any, model: str, allowed: tuple[str, ...]) -> str | None:
     elif model == DALL_E_3:
         allowed = ("standard", "hd", "auto")
     elif is_gpt_image(model):
-        allowed = ("low", "medium", "high", "auto")
+        allowed = GPT_IMAGE_QUALITIES
     return _choice(value, "quality", allowed)
 
 
@@ -207,10 +222,29 @@ def _common(body: Mapping[str, Any], model: str, choices: tuple[str, ...]) -> tu
     for name in choices:
         _choice(body.get(name), name, CHOICES[name])
     _integer(body.get("output_compression"), "output_compression", 0, 100)
+    _integer(body.get("frame_count"), "frame_count", *FRAME_COUNT)
+    _integer(body.get("frame_duration_ms"), "frame_duration_ms", 0, MAX_FRAME_DURATION_MS)
     _text(body.get("user"), "user", MAX_USER)
+    if body.get("safety_identifier") != "":  # empty: OpenAI falls back to user
+        _text(body.get("safety_identifier"), "safety_identifier", MAX_USER)
+    _svg(body.get("svg"))
     stream = _boolean(body.get("stream"), "stream")
     partial_images = _integer(body.get("partial_images"), "partial_images", 0, 3) or 0
     return stream, partial_images
+
+
+def _svg(value: Any) -> None:
+    """``svg``: the SVG author's ``model`` and ``reasoning.effort`` (either may be left out)."""
+    if value is None:
+        return
+    if not isinstance(value, dict) or set(value) - {"model", "reasoning"}:
+        raise bad_request("svg must be an object with model and reasoning", param="svg")
+    _text(value.get("model"), "svg.model", MAX_MODEL_NAME)
+    reasoning = value.get("reasoning")
+    if reasoning is not None:
+        if not isinstance(reasoning, dict) or set(reasoning) - {"effort"}:
+            raise bad_request("svg.reasoning must be an object with an effort", param="svg.reasoning")
+        _choice(reasoning.get("effort"), "svg.reasoning.effort", SVG_EFFORTS)
 
 
 def _count(value: Any, model: str) -> int:
@@ -245,7 +279,7 @@ def json_edit(body: Mapping[str, Any]) -> ImageAsk:
     prompt = _prompt(body.get("prompt"), model)
     n = _count(body.get("n"), model)
     size = _size(body.get("size"), model, edit=True)
-    quality = _quality(body.get("quality"), model, ("low", "medium", "high", "auto"))
+    quality = _quality(body.get("quality"), model, GPT_IMAGE_QUALITIES)
     stream, partials = _common(body, model, EDIT_CHOICES)
     return ImageAsk(model, prompt, n, size, quality, stream, partials, len(images))
 
@@ -283,11 +317,14 @@ def form_edit(form: Form) -> ImageAsk:
     small = model in DALL_E_2
     for image in images:
         _image_file(image, "image", png_only=small, limit=MAX_SMALL_IMAGE_BYTES if small else MAX_IMAGE_BYTES)
-    masks = form.lists.get("mask", [])
-    if len(masks) > 1:
-        raise bad_request("mask may be sent once", param="mask")
-    for mask in masks:
-        _image_file(mask, "mask", png_only=True, limit=MAX_SMALL_IMAGE_BYTES)
+    for name, limit in (("mask", MAX_SMALL_IMAGE_BYTES), ("markup", MAX_IMAGE_BYTES)):
+        files = form.lists.get(name, [])
+        if len(files) > 1:
+            raise bad_request(f"{name} may be sent once", param=name)
+        for file in files:
+            _image_file(file, name, png_only=True, limit=limit)
+    if "mask" in form.lists and "markup" in form.lists:
+        raise bad_request("markup cannot be combined with mask", param="markup")
     prompt = _prompt(fields.get("prompt"), model)
     n = _count(fields.get("n"), model)
     size = _size(fields.get("size"), model, edit=True)
@@ -298,8 +335,14 @@ def form_edit(form: Form) -> ImageAsk:
 
 def typed_fields(fields: Mapping[str, str]) -> dict[str, Any]:
     """A form's text fields with its numbers and booleans as JSON would carry them
-    (``"2"`` → 2, ``"true"`` → True); 400 naming a field whose text is neither."""
-    typed: dict[str, Any] = dict(fields)
+    (``"2"`` → 2, ``"true"`` → True), ``svg[model]`` and ``svg[reasoning][effort]`` as the
+    ``svg`` object; 400 naming a field whose text is neither."""
+    typed: dict[str, Any] = {name: value for name, value in fields.items() if not name.startswith("svg[")}
+    svg = {name: value for name, value in fields.items() if name.startswith("svg[")}
+    if svg:
+        if "svg" in fields:
+            raise bad_request("svg must be an object with model and reasoning", param="svg")
+        typed["svg"] = _form_svg(svg)
     for name in FORM_INTEGERS:
         text = fields.get(name)
         if text is not None:
@@ -313,6 +356,19 @@ def typed_fields(fields: Mapping[str, str]) -> dict[str, Any]:
                 raise bad_request(f"{name} must be true or false", param=name)
             typed[name] = text == "true"
     return typed
+
+
+def _form_svg(fields: Mapping[str, str]) -> dict[str, Any]:
+    """``svg[model]`` and ``svg[reasoning][effort]`` (the SDK's form encoding of ``svg``)."""
+    svg: dict[str, Any] = {}
+    for name, value in fields.items():
+        if name == "svg[model]":
+            svg["model"] = value
+        elif name == "svg[reasoning][effort]":
+            svg["reasoning"] = {"effort": value}
+        else:
+            raise bad_request(f"unknown field {name!r}: svg takes model and reasoning[effort]", param="svg")
+    return svg
 
 
 def _image_file(value: str | FilePart, name: str, *, png_only: bool, limit: int) -> None:

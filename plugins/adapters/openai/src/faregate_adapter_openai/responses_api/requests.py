@@ -118,6 +118,8 @@ def parse_input(value: Any) -> list[Message]:
             assistant().content.append(ToolCallPart(id=str(item.get("call_id", "")), name=str(item.get("name", "")),
                                                     arguments=str(item.get("arguments", ""))))
         elif kind == "function_call_output":
+            if not isinstance(item.get("call_id"), str):
+                raise _native_only(f"{where}.call_id")
             output = item.get("output")
             result: list[TextPart | ImagePart] = (_parts(output, f"{where}.output") if isinstance(output, list)
                                                   else [TextPart(str(output or ""))])

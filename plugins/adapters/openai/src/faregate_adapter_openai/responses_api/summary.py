@@ -39,11 +39,11 @@ TYPES: dict[str, tuple[type, ...]] = {
 _TYPE_NAMES = {str: "a string", list: "an array", dict: "an object", bool: "a boolean"}
 ENUMS: dict[str, frozenset[str]] = {
     "truncation": frozenset({"auto", "disabled"}),
-    "service_tier": frozenset({"auto", "default", "flex", "scale", "priority"}),
-    "prompt_cache_retention": frozenset({"in-memory", "24h"}),
+    "service_tier": frozenset({"auto", "default", "flex", "scale", "priority", "fast", "ultrafast"}),
+    "prompt_cache_retention": frozenset({"in_memory", "24h"}),
 }
 TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
-EFFORTS = frozenset({"none", "minimal", "low", "medium", "high", "xhigh"})
+EFFORTS = frozenset({"none", "minimal", "low", "medium", "high", "xhigh", "max"})
 SUMMARIES = frozenset({"auto", "concise", "detailed"})
 VERBOSITY = frozenset({"low", "medium", "high"})
 TEXT_FORMATS = frozenset({"text", "json_schema", "json_object"})
@@ -217,13 +217,15 @@ def _item(item: Any, where: str) -> tuple[int, bool]:
                 raise bad_request(f"{where}.{key} must be a string", param=f"{where}.{key}")
         return estimator.text(item["name"]) + estimator.text(item["arguments"]), True
     if kind == "function_call_output":
-        output = item.get("output")
-        if not isinstance(item.get("call_id"), str) or not isinstance(output, str | list):
-            raise bad_request(f"{where} needs a call_id and an output (a string or an array)", param=where)
+        output, call_id = item.get("output"), item.get("call_id")
+        if not isinstance(output, str | list) or not isinstance(call_id, str | None):
+            raise bad_request(f"{where} needs an output (a string or an array) and a string call_id", param=where)
+        # no call_id (an output a program of OpenAI's called for): no chat tool result carries it
+        answers_a_call = call_id is not None
         if isinstance(output, str):
-            return estimator.text(output) + estimator.MESSAGE_OVERHEAD, True
+            return estimator.text(output) + estimator.MESSAGE_OVERHEAD, answers_a_call
         tokens, convertible = _content(output, where, "output")
-        return tokens + estimator.MESSAGE_OVERHEAD, convertible
+        return tokens + estimator.MESSAGE_OVERHEAD, convertible and answers_a_call
     if kind == "reasoning":
         if not isinstance(item.get("id"), str):
             raise bad_request(f"{where}.id is required for a reasoning item", param=f"{where}.id")

