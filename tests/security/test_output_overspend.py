@@ -5,16 +5,21 @@ the fix, each request reserved 4,096 output tokens, nothing bounded the answer, 
 concurrent chats took a 40,000 balance to -410,090. Now every request's output bound is
 reserved and sent upstream (the model's output limit when the client set none, lowered to what
 the balance affords), so the balance ends at or above zero and the logs add up to what was
-taken; on a two-worker gateway, on SQLite and on MariaDB, streamed and not."""
+taken; on a two-worker gateway, on SQLite and on MariaDB, streamed and not. The same for the
+responses of a realtime session: each ``response.create`` is paid for before it goes upstream,
+with the model's bound when the client left it unlimited."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
+import websockets
 
 from faregate.testing.harness import AdminClient, GatewayProcess, GatewayServer
 from faregate.testing.payments import user_session
@@ -184,3 +189,47 @@ async def test_every_choice_of_n_is_reserved(gateway: GatewayServer, admin: Admi
     assert resp.status_code == 403
     assert not bounds_sent(upstream)
 
+
+async def test_concurrent_response_creates_on_one_realtime_session_cannot_overspend_a_key(
+        gateway: GatewayServer, admin: AdminClient, fake_openai: FakeOpenAI) -> None:
+    """Twenty ``response.create`` at once on one session whose upstream writes 50,000 tokens a
+    response unless bounded, on a key that covers three responses: only the three go upstream,
+    under the model's bound (4,096, set on the session the client left at ``"inf"``); the
+    fourth ends the session (403) and the key ends at or above zero. Before, every one went up
+    unbounded and was reserved for only once it had started: those the quota could not cover
+    ran on empty reservations until cancelled, and each wrote 50,000 tokens."""
+    model = "gpt-realtime"
+    await admin.add_channel(base_url=fake_openai.base_url, models=model)
+    for option, value in (("ModelRatio", 2), ("CompletionRatio", 4), ("AudioRatio", 8), ("AudioCompletionRatio", 2)):
+        await admin.set_option(option, {model: value})
+    per_response = round(4096 * 8 * 2 * 2)  # the output bound as audio, the dearer: nothing said yet
+    key = await admin.add_token(remain_quota=3 * per_response)
+    fake_openai.realtime.output_tokens = ANSWER_TOKENS
+    fake_openai.realtime.gate = asyncio.Event()  # every response holds after its first delta: all run at once
+    url = gateway.base_url.replace("http://", "ws://") + f"/v1/realtime?model={model}"
+    async with websockets.connect(url, additional_headers={"Authorization": f"Bearer {key}"}) as ws:
+        await ws.send(json.dumps({"type": "session.update", "session": {
+            "type": "realtime", "output_modalities": ["text"], "max_output_tokens": "inf"}}))
+        for _ in range(BURST):
+            await ws.send(json.dumps({"type": "response.create"}))
+        errors = []
+        with contextlib.suppress(websockets.ConnectionClosed):
+            async with asyncio.timeout(60):
+                async for frame in ws:
+                    event = json.loads(frame)
+                    if event["type"] == "error":
+                        errors.append(event["error"]["code"])
+    (session,) = fake_openai.realtime.sessions
+    async with asyncio.timeout(60):
+        await session.closed.wait()
+        while gateway.gateway.ledger.open_reservations:  # every response billed
+            await asyncio.sleep(0.05)
+    await gateway.gateway.ledger.flush(return_all=True)
+    (token,) = (await admin.ok("GET", "/api/token/"))["items"]
+    assert token["remain_quota"] >= 0, f"the key went to {token['remain_quota']}"
+    assert token["remain_quota"] + token["used_quota"] == 3 * per_response
+    assert errors == ["pre_consume_token_quota_failed"]
+    creates = [e for e in session.events if e["type"] == "response.create"]
+    assert len(creates) == 3  # only those paid for went
+    (update,) = [e for e in session.events if e["type"] == "session.update"]
+    assert update["session"]["max_output_tokens"] == 4096  # "inf" became the model's bound
