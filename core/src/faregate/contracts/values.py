@@ -69,8 +69,9 @@ class RequestSummary:
     #: how many answers the upstream writes, each up to the output bound (OpenAI's ``n``,
     #: Gemini's ``candidateCount``, a completions batch's prompts × choices)
     answers: int = 1
-    #: the request goes upstream with :attr:`output_cap` when the client set no bound (its
-    #: format writes it): only then may admission lower the cap to what the balance affords
+    #: the output bound is the client's to set (a max tokens field), and a request that sets none
+    #: goes upstream with :attr:`output_cap` (its format writes it): only then may admission
+    #: lower the cap to what the balance affords
     sends_output_cap: bool = False
     #: for a request that sets no bound and sends the gateway's: the output tokens per answer
     #: reserved and sent. A format whose API has a default bound proposes it (legacy

@@ -191,7 +191,7 @@ async def _reserve_request(ex: Exchange) -> None:
     except GatewayError as refused:
         if capped and cap is not None:
             ex.reservation, cap = await _reserve_affordable(ex, prompt, cap, refused)
-        elif summary.max_tokens is not None and price.model_price is None:
+        elif summary.max_tokens is not None and summary.sends_output_cap and price.model_price is None:
             raise await _what_is_affordable(ex, prompt, summary.max_tokens, refused) from None
         else:
             raise
@@ -204,10 +204,8 @@ async def _reserve_affordable(ex: Exchange, prompt: int, cap: int, refused: Gate
     covers now, and that bound; ``refused`` (the 403) when not even the least."""
     summary, price, principal = ex.summary, ex.price, ex.principal
     assert summary is not None and price is not None and principal is not None
-    token = principal.token
-    token_id = None if token is None or token.unlimited else token.id
     for _ in range(AFFORDABLE_TRIES):
-        available = await ex.gateway.ledger.available(principal.user.id, token_id)
+        available = await ex.gateway.ledger.available(principal.user.id, limited_key(principal))
         tokens = _most_output(price, prompt, summary.answers, min(cap, MIN_AFFORDABLE_OUTPUT), cap, available)
         if tokens is None:
             break
@@ -223,9 +221,7 @@ async def _what_is_affordable(ex: Exchange, prompt: int, asked: int, refused: Ga
     (one read of the balances: on the refusal only)."""
     price, principal = ex.price, ex.principal
     assert price is not None and principal is not None
-    token = principal.token
-    available = await ex.gateway.ledger.available(principal.user.id,
-                                                  None if token is None or token.unlimited else token.id)
+    available = await ex.gateway.ledger.available(principal.user.id, limited_key(principal))
     covered = _most_output(price, prompt, 1, 1, asked, available) or 0
     return GatewayError(refused.status, f"{refused.message}: this request may write up to {asked} output tokens "
                         f"and the quota covers {covered}; ask for fewer (max tokens) or add quota",
@@ -246,14 +242,18 @@ def _most_output(price: Price, prompt: int, answers: int, least: int, most: int,
     return least
 
 
+def limited_key(principal: Principal) -> int | None:
+    """The caller's key when its quota is limited (a reservation draws on it too), else None."""
+    token = principal.token
+    return None if token is None or token.unlimited else token.id
+
+
 async def reserve(ex: Exchange, amount: int) -> Reservation:
     """``amount`` reserved from the caller's user and key quota; 403 when either is short."""
     principal = ex.principal
     assert principal is not None, "authenticate before reserving"
-    token = principal.token
     try:
-        return await ex.gateway.ledger.reserve(principal.user.id,
-                                               None if token is None or token.unlimited else token.id, amount)
+        return await ex.gateway.ledger.reserve(principal.user.id, limited_key(principal), amount)
     except InsufficientQuota as exc:
         if exc.kind == "token":
             raise GatewayError(403, "the API key's quota is not enough for this request",
