@@ -33,7 +33,10 @@ QPU = 500_000
 #: gpt-realtime's list prices as ratios: $4 text in, $0.40 cached, $16 text out, $32 audio in,
 #: $64 audio out (AudioCompletionRatio 2 is built in for it) per million tokens
 RATIO, COMPLETION, CACHE, AUDIO = 2.0, 4.0, 0.1, 8.0
-RESERVE_OUT = 4096  # openai_realtime_reserve_output_tokens' default
+RESERVE_OUT = 4096  # gpt-realtime's output limit (ModelMaxOutputTokens), set on every response
+#: one response's reservation after the user said "hi": its output bound as audio, and "hi" at a
+#: token per byte (four times the estimate)
+ONE_RESPONSE = round((4 + RESERVE_OUT * AUDIO * 2) * RATIO)
 UPSTREAM_KEY = "sk-upstream-realtime-channel-key-0123456789"
 TEXT_SESSION = {"type": "realtime", "output_modalities": ["text"]}
 
@@ -305,7 +308,7 @@ async def test_the_session_ends_with_an_error_event_when_the_quota_runs_out(
     ``response.done``, then the error event, then the close; no balance goes below zero."""
     await admin.add_channel(base_url=fake_openai.base_url, models=MODEL, key=UPSTREAM_KEY)
     await prices(admin)
-    first_reservation = round(RESERVE_OUT * AUDIO * 2 * RATIO)
+    first_reservation = ONE_RESPONSE
     token = await admin.add_token(remain_quota=first_reservation)
     client = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=token, max_retries=0)
     async with client.realtime.connect(model=MODEL) as conn:
@@ -337,21 +340,23 @@ async def _closed(fake: FakeOpenAI) -> bool:
 async def test_a_response_the_quota_cannot_cover_started_while_another_runs_is_cancelled_and_billed(
         gateway: Any, admin: AdminClient, fake_openai: FakeOpenAI, reports: list[Any]) -> None:
     """The token holds one response's reservation, given to the first response; the upstream
-    starts a second while the first runs and none can be reserved for it: the session ends
-    with the error event, and both responses are cancelled upstream and billed on the usage
-    their ``response.done`` report (the second one on an empty reservation), none left running."""
+    starts a second of its own while the first runs (server VAD, on a committed audio turn) and
+    none can be reserved for it: the session ends with the error event, and both responses are
+    cancelled upstream and billed on the usage their ``response.done`` report (the second one
+    on an empty reservation), none left running."""
     await admin.add_channel(base_url=fake_openai.base_url, models=MODEL, key=UPSTREAM_KEY)
     await prices(admin)
-    first_reservation = round(RESERVE_OUT * AUDIO * 2 * RATIO)
-    token = await admin.add_token(remain_quota=first_reservation)
+    token = await admin.add_token(remain_quota=ONE_RESPONSE)
     fake_openai.realtime.gate = asyncio.Event()  # each response holds after its first delta
+    fake_openai.realtime.respond_to_commits = True
     client = openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=token, max_retries=0)
     async with client.realtime.connect(model=MODEL) as conn:
         await conn.session.update(session=TEXT_SESSION)
         await conn.conversation.item.create(item=user_text("hi"))
         await conn.response.create()
         first = (await until(conn, "response.output_text.delta"))[-1]["response_id"]
-        await conn.response.create()  # the fake runs it beside the first (as server VAD may start one)
+        await conn.input_audio_buffer.append(audio=base64.b64encode(b"\0" * 4800).decode())
+        await conn.input_audio_buffer.commit()  # the fake starts a response beside the first
         events = await until(conn, "error")
         assert events[-1]["error"]["code"] == "pre_consume_token_quota_failed"
         second = next(e["response"]["id"] for e in events if e["type"] == "response.created")

@@ -283,9 +283,9 @@ async def native(gateway: GatewayServer, admin: AdminClient, fake_openai: FakeOp
 async def test_native_state_and_cache_pass_through_and_bill(native: Via, gateway: GatewayServer) -> None:
     resp = await native.client.responses.create(model=GPT, previous_response_id="resp_earlier", store=True,
                                                 input="and then, after all that was said before?",
-                                                prompt_cache_key="conv-1",
+                                                prompt_cache_key="conv-1", max_output_tokens=500,
                                                 metadata={"ticket": "42"})
-    assert native.upstream["body"] == native.sent[-1].content
+    assert native.upstream["body"] == native.sent[-1].content  # its own bound: the bytes as they came
     assert native.upstream["json"]["previous_response_id"] == "resp_earlier"
     assert resp.usage is not None and resp.usage.input_tokens_details.cached_tokens == CACHED_TOKENS
     row = await bill_of(gateway)
@@ -300,7 +300,9 @@ async def test_native_model_mapping_changes_only_the_model(gateway: GatewayServe
     sent: list[httpx.Request] = []
     client = client_for(gateway, await admin.add_token(remain_quota=50_000_000), sent)
     await client.responses.create(model=GPT, input=[{"role": "user", "content": "mapped"}], temperature=0.5)
-    assert fake_openai.requests[-1]["json"] == {**json.loads(sent[-1].content), "model": "gpt-4o"}
+    # and no max_output_tokens from the client: the bound the gateway reserved (gpt-4o's limit)
+    assert fake_openai.requests[-1]["json"] == {**json.loads(sent[-1].content), "model": "gpt-4o",
+                                                "max_output_tokens": 16_384}
     row = await bill_of(gateway)
     assert row.model_name == GPT and jsonutil.loads(row.other)["upstream_model_name"] == "gpt-4o"
 

@@ -1,12 +1,14 @@
 """Prices: new-api's formulas, and the request's own other ratios (images by size,
-quality and count; seconds of audio) multiplying both the reservation and the charge."""
+quality and count; seconds of audio) multiplying both the reservation and the charge; what a
+reservation covers (the prompt at four times its estimate, each side at its dearest price)."""
 
 from __future__ import annotations
 
 import pytest
 
-from faregate.billing.pricing import MAX_QUOTA, Price, reserve_quota, usage_quota
+from faregate.billing.pricing import MAX_QUOTA, PROMPT_BOUND_FACTOR, Price, prompt_bound, reserve_quota, usage_quota
 from faregate.canonical import Usage
+from faregate.tokens import estimator
 
 
 def test_fixed_price_times_other_ratios() -> None:
@@ -97,3 +99,22 @@ def test_cache_writes_at_the_create_cache_ratio_and_one_hour_writes_higher() -> 
     # one-hour writes count only within the writes (an upstream's inconsistent usage)
     lying = Usage(input_tokens=100, cache_write_tokens=10, cache_write_1h_tokens=500)
     assert usage_quota(price, lying) == round((90 + 10 * 3.2) * 1.5)
+
+
+@pytest.mark.parametrize("text", ["plain English text, as most prompts are", "数据库" * 50, "a\u00e9\U0001f600" * 40,
+                                  "x" * 4001, "{}()[]" * 33, ""])
+def test_four_times_the_estimate_covers_a_token_per_utf8_byte(text: str) -> None:
+    """No tokenizer writes more than one token per byte: the bound covers the worst text."""
+    assert prompt_bound(estimator.text(text)) == PROMPT_BOUND_FACTOR * estimator.text(text) >= len(text.encode())
+
+
+def test_a_reservation_prices_each_side_at_its_dearest() -> None:
+    """Audio input and output (gpt-4o-audio-preview's kind: audio in at 16 times the text
+    price, out at twice that) and image input are reserved at their own prices: a chat request
+    with audio could otherwise be billed eight times its reservation."""
+    text = Price(model_ratio=1, completion_ratio=4)
+    assert reserve_quota(text, 100, 10) == 100 + 10 * 4
+    audio = Price(model_ratio=1, completion_ratio=4, audio_ratio=16, audio_completion_ratio=2)
+    assert reserve_quota(audio, 100, 10) == 100 * 16 + 10 * 32
+    image = Price(model_ratio=1, completion_ratio=4, image_ratio=2)
+    assert reserve_quota(image, 100, 10) == 100 * 2 + 10 * 4

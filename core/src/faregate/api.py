@@ -60,7 +60,7 @@ from faregate import __version__, hookimpl
 from faregate.accounts.notify import Notification, Notifier, NotifyError, NotifyTarget
 from faregate.accounts.service import EMAIL_VERIFICATION, Account, Accounts, OneTimeSecret, SignupError
 from faregate.billing.ledger import LogEntry, Reservation
-from faregate.billing.pricing import Price, usage_quota
+from faregate.billing.pricing import Price, prompt_bound, usage_quota
 from faregate.billing.ratios import matching_name
 from faregate.bounds import INT64_MAX, INT64_MIN, NumberBound, check_numbers
 from faregate.canonical import (
@@ -335,6 +335,7 @@ __all__ = [
     "parse_sse_event",
     "prepare_exact_recount",
     "probe_body",
+    "prompt_bound",
     "settle_on_prompt",
     "splitter_for",
     "sse_bytes",

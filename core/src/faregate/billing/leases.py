@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tortoise.expressions import F
 from tortoise.transactions import in_transaction
@@ -60,6 +60,13 @@ async def take_from_balance(kind: str, ref_id: int, amount: int, conn: BaseDBAsy
     if only_if_covered:
         where[f"{column}__gte"] = amount
     return await model.filter(**where).using_db(conn).update(**{column: F(column) - amount})
+
+
+async def read_balance(kind: str, ref_id: int) -> int:
+    """What the balance holds now (0 for a row that is gone)."""
+    model, column = _balance(kind)
+    rows = await model.filter(id=ref_id).values_list(column, flat=True)
+    return int(cast("list[int]", rows)[0]) if rows else 0
 
 
 async def return_to_balance(kind: str, ref_id: int, amount: int, conn: BaseDBAsyncClient) -> None:

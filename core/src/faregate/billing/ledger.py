@@ -20,9 +20,10 @@ tests/test_multiworker.py and tests/test_scale_out.py cover them through the rel
   progress (measured in docs/operations.md; the user is refunded, never overcharged):
   a sweeper returns the leases of workers whose heartbeat stopped, or at once those of
   a worker on this machine whose process is gone (:mod:`faregate.billing.workers`).
-* Overspend is bounded: settle may charge more than was reserved (the model wrote
-  more than estimated) only from the lease; the balance can dip below zero by at most
-  one request's excess.
+* Overspend is bounded: a request reserves what it can be billed (its output bound and its
+  prompt's, :mod:`faregate.exchange.admission`); settle may charge more than was reserved
+  (input the upstream added, which the gateway cannot see) only from the lease, and the
+  balance dips below zero by that excess.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from faregate.billing.leases import InsufficientQuota, Lease, lease_from_db
+from faregate.billing.leases import InsufficientQuota, Lease, lease_from_db, read_balance
 from faregate.billing.pending import LogEntry, PendingWrites, Swept, write_batch
 from faregate.billing.workers import new_worker_id
 from faregate.billing.workers import sweep_dead_workers as sweep_dead_workers  # its home before
@@ -263,6 +264,20 @@ class QuotaLedger:
         return False
 
     # -- reading -----------------------------------------------------------------------
+    async def available(self, user_id: int, token_id: int | None) -> int:
+        """What a reservation for this caller could take here now: for each balance it draws
+        on (the key's when ``token_id`` is given, the user's), this worker's free lease plus
+        what the database still holds; the smaller. One read per balance: for a request its
+        balance cannot cover in full (admission lowers its output bound to fit)."""
+        found: int | None = None
+        for kind, ref_id in (("token", token_id), ("user", user_id)):
+            if ref_id is None:
+                continue
+            lease = self.leases.get((kind, ref_id))
+            here = (lease.free if lease is not None else 0) + await read_balance(kind, ref_id)
+            found = here if found is None else min(found, here)
+        return max(0, found or 0)
+
     async def held_for(self, kind: str, ref_id: int) -> int:
         """Quota leased out of this balance by all workers (still the owner's money)."""
         # tortoise types values_list(flat=True) as a list of tuples; flat, it is the values

@@ -60,13 +60,29 @@ CACHE_WRITE_1H_MULTIPLIER = 6 / 3.75
 MAX_QUOTA = 2**53
 
 
+#: no tokenizer writes more than one token per UTF-8 byte of text (a byte-level BPE token, or a
+#: byte fallback, covers at least one byte), and the estimator counts at least one token per four
+#: bytes (:mod:`faregate.tokens`): four times its estimate bounds what an upstream can bill for the
+#: text a format counted. Images and audio, estimated by their formats' rules, get the same factor.
+PROMPT_BOUND_FACTOR = 4
+
+
+def prompt_bound(estimate: int) -> int:
+    """The prompt tokens a reservation covers for a prompt the formats estimate at ``estimate``."""
+    return estimate * PROMPT_BOUND_FACTOR
+
+
 def reserve_quota(price: Price, prompt_tokens: int, max_output: int) -> int:
-    """The most this request can cost: the estimated prompt plus the full output
-    budget at the output price (at most :data:`MAX_QUOTA`)."""
+    """The most this request can cost: ``prompt_tokens`` (a bound: :func:`prompt_bound`) at the
+    dearest input price they may be billed at (text, image or audio input), plus the whole
+    output bound ``max_output`` at the dearest output price (text or audio), at most
+    :data:`MAX_QUOTA`. A cache write's premium over the input price is not reserved."""
     if price.model_price is not None:
         cost = price.model_price * price.quota_per_unit * price.group_ratio
     else:
-        cost = (prompt_tokens + max_output * price.completion_ratio) * price.model_ratio * price.group_ratio
+        input_price = max(1.0, price.image_ratio, price.audio_ratio)
+        output_price = max(price.completion_ratio, price.audio_ratio * price.audio_completion_ratio)
+        cost = (prompt_tokens * input_price + max_output * output_price) * price.model_ratio * price.group_ratio
     return math.ceil(min(cost * price.other_ratio, MAX_QUOTA))
 
 

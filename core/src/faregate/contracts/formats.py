@@ -81,6 +81,15 @@ class InboundFormat(ABC):
         format has no system prompt (the body is sent as it is)."""
         return None
 
+    def add_output_cap(self, body: dict[str, Any], tokens: int) -> dict[str, Any] | None:
+        """A request passed through in this format, bounded to ``tokens`` output tokens per
+        answer: the bound admission reserved for a request whose client set none
+        (:attr:`RequestSummary.output_cap`), written where this format says it (OpenAI's
+        ``max_completion_tokens``, Gemini's ``generationConfig.maxOutputTokens`` …). Returns a
+        new body (``body`` stays as it is); None (the default) when the format has no such
+        field, whose summaries then leave ``sends_output_cap`` False."""
+        return None
+
     @abstractmethod
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         """The format's error body and status for ``err``: the one renderer of this

@@ -48,9 +48,17 @@ class RequestSummary:
     ``prompt_tokens`` is the format's estimate of the whole input (system text,
     messages, tools, images) made with the shared estimator
     (:data:`faregate.tokens.estimator`); it sizes the reservation and bills a reply
-    whose upstream reported no usage. ``other_ratios`` multiply the request's price
-    (new-api's other ratios: an image request's ``n``, ``size`` and ``quality``, seconds
-    of audio …); they are logged by name."""
+    whose upstream reported no usage. ``max_tokens`` is the client's own bound on the
+    whole output (every answer of it), None when it set none. ``other_ratios`` multiply
+    the request's price (new-api's other ratios: an image request's ``n``, ``size`` and
+    ``quality``, seconds of audio …); they are logged by name.
+
+    A request that sets no bound reserves the model's output limit per answer
+    (``ModelMaxOutputTokens``) times ``answers``; when its format sends that bound
+    upstream (``sends_output_cap``), admission records it in ``output_cap`` (lowered to
+    what the balance affords) and the request goes upstream with it
+    (:meth:`InboundFormat.add_output_cap` as passed through, ``ChatRequest.max_tokens``
+    converted), so no answer is billed beyond what was reserved for it."""
 
     model: str
     stream: bool = False
@@ -58,6 +66,18 @@ class RequestSummary:
     include_usage: bool = False
     prompt_tokens: int = 0
     other_ratios: Mapping[str, float] = field(default_factory=no_ratios)
+    #: how many answers the upstream writes, each up to the output bound (OpenAI's ``n``,
+    #: Gemini's ``candidateCount``, a completions batch's prompts × choices)
+    answers: int = 1
+    #: the output bound is the client's to set (a max tokens field), and a request that sets none
+    #: goes upstream with :attr:`output_cap` (its format writes it): only then may admission
+    #: lower the cap to what the balance affords
+    sends_output_cap: bool = False
+    #: for a request that sets no bound and sends the gateway's: the output tokens per answer
+    #: reserved and sent. A format whose API has a default bound proposes it (legacy
+    #: completions: 16), else admission takes the model's limit; admission may lower it to what
+    #: the balance affords
+    output_cap: int | None = None
 
 
 @dataclass(slots=True)

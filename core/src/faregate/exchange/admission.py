@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from faregate import jsonutil
 from faregate.awaitables import await_me_maybe
 from faregate.billing.ledger import InsufficientQuota
-from faregate.billing.pricing import Price, reserve_quota
+from faregate.billing.pricing import Price, prompt_bound, reserve_quota
 from faregate.db import models as m
 from faregate.errors import GatewayError, bad_request, model_not_found
 from faregate.exchange.attempts import Operation, unable_channels
@@ -170,23 +170,107 @@ async def admit(ex: Exchange, operation: Operation | None = None) -> None:
         levels = gw.snapshot.levels(principal.group, summary.model)
         ex.unable_at_admission = (operation, levels, unable_channels(ex, operation))
     ex.price = price(ex)
-    estimate = reserve_quota(ex.price, summary.prompt_tokens,
-                             summary.max_tokens or gw.snapshot.options.default_max_tokens)
+    await _reserve_request(ex)
+
+
+#: the fewest output tokens per answer the gateway bounds a request that sets none to (OpenAI's
+#: least ``max_output_tokens``), also when the balance cannot cover its model's limit; below it, the 403
+MIN_AFFORDABLE_OUTPUT = 16
+#: reservations tried at what the balance affords, re-read each time (others spend it meanwhile)
+AFFORDABLE_TRIES = 3
+
+
+async def _reserve_request(ex: Exchange) -> None:
+    """Reserve the most the request can be billed: its prompt's bound, and its output bound
+    (the client's own; else the model's output limit per answer, which then goes upstream).
+    A client's own bound the balance cannot cover is the 403; the gateway's is lowered to
+    what the balance affords, down to :data:`MIN_AFFORDABLE_OUTPUT`."""
+    gw = ex.gateway
+    summary, price = ex.summary, ex.price
+    assert summary is not None and price is not None
+    prompt = prompt_bound(summary.prompt_tokens)
+    cap: int | None = None
+    if summary.max_tokens is not None:
+        output = summary.max_tokens
+    else:
+        # a format whose API has a default bound of its own proposes it; else the model's limit
+        cap = summary.output_cap or max(MIN_AFFORDABLE_OUTPUT, gw.snapshot.options.max_output_of(summary.model))
+        output = cap * summary.answers
+    estimate = reserve_quota(price, prompt, output)
     for check in gw.quota_checks:
         denial = await await_me_maybe(check.check(ex, estimate))
         if denial is not None:
             raise denial
-    ex.reservation = await reserve(ex, estimate)
+    # the bound matters to money only for a price per token, and holds only when it goes upstream
+    capped = cap is not None and summary.sends_output_cap and price.model_price is None and not price.free
+    try:
+        ex.reservation = await reserve(ex, estimate)
+    except GatewayError as refused:
+        if capped and cap is not None:
+            ex.reservation, cap = await _reserve_affordable(ex, prompt, cap, refused)
+        elif summary.max_tokens is not None and summary.sends_output_cap and price.model_price is None:
+            raise await _what_is_affordable(ex, prompt, summary.max_tokens, refused) from None
+        else:
+            raise
+    if capped:
+        summary.output_cap = cap
+
+
+async def _reserve_affordable(ex: Exchange, prompt: int, cap: int, refused: GatewayError) -> tuple[Reservation, int]:
+    """The reservation of the most output per answer (at most ``cap``) the caller's balance
+    covers now, and that bound; ``refused`` (the 403) when not even the least."""
+    summary, price, principal = ex.summary, ex.price, ex.principal
+    assert summary is not None and price is not None and principal is not None
+    for _ in range(AFFORDABLE_TRIES):
+        available = await ex.gateway.ledger.available(principal.user.id, limited_key(principal))
+        tokens = _most_output(price, prompt, summary.answers, min(cap, MIN_AFFORDABLE_OUTPUT), cap, available)
+        if tokens is None:
+            break
+        try:
+            return await reserve(ex, reserve_quota(price, prompt, tokens * summary.answers)), tokens
+        except GatewayError as err:  # spent by another request meanwhile: read the balance again
+            refused = err
+    raise refused
+
+
+async def _what_is_affordable(ex: Exchange, prompt: int, asked: int, refused: GatewayError) -> GatewayError:
+    """The 403 for a client's own output bound its balance cannot cover, saying how much it does
+    (one read of the balances: on the refusal only)."""
+    price, principal = ex.price, ex.principal
+    assert price is not None and principal is not None
+    available = await ex.gateway.ledger.available(principal.user.id, limited_key(principal))
+    covered = _most_output(price, prompt, 1, 1, asked, available) or 0
+    return GatewayError(refused.status, f"{refused.message}: this request may write up to {asked} output tokens "
+                        f"and the quota covers {covered}; ask for fewer (max tokens) or add quota",
+                        type=refused.type, code=refused.code)
+
+
+def _most_output(price: Price, prompt: int, answers: int, least: int, most: int, available: int) -> int | None:
+    """The most output tokens per answer, from ``least`` to ``most``, whose reservation fits
+    ``available``; None when not even ``least`` does (the cost only grows with the tokens)."""
+    if reserve_quota(price, prompt, least * answers) > available:
+        return None
+    while least < most:
+        middle = (least + most + 1) // 2
+        if reserve_quota(price, prompt, middle * answers) <= available:
+            least = middle
+        else:
+            most = middle - 1
+    return least
+
+
+def limited_key(principal: Principal) -> int | None:
+    """The caller's key when its quota is limited (a reservation draws on it too), else None."""
+    token = principal.token
+    return None if token is None or token.unlimited else token.id
 
 
 async def reserve(ex: Exchange, amount: int) -> Reservation:
     """``amount`` reserved from the caller's user and key quota; 403 when either is short."""
     principal = ex.principal
     assert principal is not None, "authenticate before reserving"
-    token = principal.token
     try:
-        return await ex.gateway.ledger.reserve(principal.user.id,
-                                               None if token is None or token.unlimited else token.id, amount)
+        return await ex.gateway.ledger.reserve(principal.user.id, limited_key(principal), amount)
     except InsufficientQuota as exc:
         if exc.kind == "token":
             raise GatewayError(403, "the API key's quota is not enough for this request",

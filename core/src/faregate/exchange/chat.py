@@ -9,6 +9,7 @@ converted through the canonical model."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
@@ -29,7 +30,7 @@ from faregate.exchange.attempts import AttemptFailed
 from faregate.exchange.exchange import request_id_headers
 from faregate.exchange.inbound import InboundRequest, Outcome
 from faregate.exchange.streaming import open_stream, stream_answer
-from faregate.exchange.system_prompt import apply_system_prompt
+from faregate.exchange.system_prompt import apply_system_prompt, note_log
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
 
 if TYPE_CHECKING:
@@ -93,10 +94,12 @@ class ChatOperation:
         native = self.native_for(ex, provider) if self.native is not None else None  # chat: one check
         if ex.channel is not None and ex.channel.features.system_prompt:
             apply_system_prompt(ex, as_sent=native is not None or passthrough)
+        assert ex.summary is not None
+        if ex.summary.output_cap is not None:
+            apply_output_cap(ex, ex.summary.output_cap, as_sent=native is not None or passthrough)
         if native is not None:
             return native.build(ex, provider, target)
         if passthrough:
-            assert ex.summary is not None
             return provider.build_passthrough(ex.body, ex.raw, target, ex.summary)
         return provider.build_request(ex.canonical(), target)
 
@@ -153,6 +156,22 @@ class ChatOperation:
                 await recount.prepare(ex, texts)
         ex.settle(usage, end_reason="done", output_chars=output_chars)
         return Outcome(body=out, headers=request_id_headers(ex.request_id))
+
+
+def apply_output_cap(ex: Exchange, tokens: int, as_sent: bool) -> None:
+    """Send a request whose client set no output bound with the one admission reserved
+    (``tokens`` per answer): in the client's own body when it goes ``as_sent`` (pass-through,
+    a native endpoint; its format's field), else in the canonical request, whichever
+    provider renders it. The log row says so (``output_cap``)."""
+    if as_sent:
+        body = ex.format.add_output_cap(ex.body, tokens)
+        if body is not None:
+            ex.body, ex.raw = body, jsonutil.dumps(body)
+    else:
+        request = ex.canonical()
+        if request.max_tokens is None:
+            ex.set_canonical(dataclasses.replace(request, max_tokens=tokens))
+    note_log(ex, output_cap=tokens)
 
 
 async def stream_outcome(ex: Exchange, provider: Provider, resp: UpstreamResponse, passthrough: bool,

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from faregate import jsonutil
+from faregate.billing.output_limits import MAX_OUTPUT_TOKENS as MAX_OUTPUT_TOKENS  # the largest output budget
 from faregate.canonical import ChatRequest, Usage
 from faregate.errors import bad_request
 from faregate.exchange import admission, report, settlement
@@ -49,8 +50,6 @@ T = TypeVar("T")
 REQUEST_ID_HEADER = "X-Oneapi-Request-Id"
 #: the same id under the names the official SDKs read (openai: x-request-id, anthropic: request-id)
 SDK_REQUEST_ID_HEADERS = ("X-Request-Id", "Request-Id")
-#: the largest output budget any request may ask for (no model comes near it)
-MAX_OUTPUT_TOKENS = 10_000_000
 
 
 def request_id_headers(request_id: str) -> dict[str, str]:
@@ -171,6 +170,7 @@ class Exchange:
         if summary.max_tokens is not None and not 1 <= summary.max_tokens <= MAX_OUTPUT_TOKENS:
             # whatever the format let through: no reservation arithmetic on absurd numbers
             raise bad_request(f"max_tokens must be from 1 to {MAX_OUTPUT_TOKENS}", param="max_tokens")
+        summary.answers = max(1, summary.answers)  # every request has at least its one answer
         self.summary, self.body, self.raw = summary, body, raw
         assert self.principal is not None, "authenticate before begin"
         admission.check_model_allowed(self.principal, summary.model)

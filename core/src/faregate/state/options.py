@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from faregate import jsonutil
 from faregate.accounts.options import ACCOUNT_OPTIONS
-from faregate.billing import groups, ratios
+from faregate.billing import groups, output_limits, ratios
 from faregate.billing.pricing import CACHE_WRITE_1H_MULTIPLIER
 from faregate.net.urls import url_form_problem
 from faregate.payments.money import PAYMENT_OPTIONS
@@ -136,8 +136,14 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                "is warned once, until it rises above again (0: never).", specs.integer(0, 2**53)),
     OptionSpec("PreConsumedQuota", "500", "Quota reserved per request when no estimate is possible.",
                specs.integer(0, 10**12)),
+    OptionSpec("ModelMaxOutputTokens", output_limits.default_json(),
+               "The most output tokens per answer, by model (a name ending in * is a prefix; the whole "
+               "table): what a request that sets no max tokens reserves and is sent upstream with.",
+               specs.described(output_limits.parse_output_limits, "json")),
     OptionSpec("DefaultMaxTokensReserve", "4096",
-               "Output tokens reserved for a request that sets no max_tokens.", specs.integer(1, 10_000_000)),
+               "Output tokens per answer for a request that sets no max tokens, when ModelMaxOutputTokens "
+               "does not name its model: reserved, and sent upstream as its bound.",
+               specs.integer(1, output_limits.MAX_OUTPUT_TOKENS)),
     OptionSpec("QuotaForNewUser", "0", "Quota a new user starts with.", specs.integer(0, 10**15)),
     OptionSpec("SelfUseModeEnabled", "false", "Self-use mode: models without a price are free.", specs.boolean),
     OptionSpec("AutomaticDisableChannelEnabled", "true", "Disable a channel whose key the upstream rejects.",
@@ -234,6 +240,7 @@ class Options:
         self.quota_remind_threshold: int = v["QuotaRemindThreshold"]
         self.pre_consumed_quota: int = v["PreConsumedQuota"]
         self.default_max_tokens: int = v["DefaultMaxTokensReserve"]
+        self.output_limits: output_limits.OutputLimits = v["ModelMaxOutputTokens"]
         self.self_use_mode: bool = v["SelfUseModeEnabled"]
         self.auto_disable: bool = v["AutomaticDisableChannelEnabled"]
         self.retry_status: list[tuple[int, int]] = v["AutomaticRetryStatusCodes"]
@@ -259,6 +266,12 @@ class Options:
         name = ratios.matching_name(model)
         found = self.completion_ratio.get(name)
         return found if found is not None else ratios.family_completion_ratio(name)
+
+    def max_output_of(self, model: str) -> int:
+        """The most output tokens one answer of ``model`` may have when the request sets no
+        bound: ModelMaxOutputTokens' entry (by its matching name), else DefaultMaxTokensReserve."""
+        found = self.output_limits.limit(model)
+        return found if found is not None else self.default_max_tokens
 
     def cache_ratio_of(self, model: str) -> float:
         return self.cache_ratio.get(model, 1.0)  # by the exact name, as new-api

@@ -173,7 +173,8 @@ async def test_openai_client_on_anthropic_channel(fake_anthropic, gateway, admin
     assert reply.choices[0].finish_reason == "stop"
     assert reply.usage.prompt_tokens_details.cached_tokens == 64
     sent = fake_anthropic.requests[-1]["json"]
-    assert sent == {"model": CLAUDE, "max_tokens": 4096, "system": "sys",
+    # no max_tokens from the client: the model's output limit, reserved (ModelMaxOutputTokens)
+    assert sent == {"model": CLAUDE, "max_tokens": 64_000, "system": "sys",
                     "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}],
                     "stop_sequences": ["NEVER"], "temperature": 0.3, "metadata": {"user_id": "alice"}}
     assert fake_anthropic.requests[-1]["headers"]["anthropic-version"] == "2023-06-01"

@@ -70,7 +70,8 @@ async def test_sse_stream_is_forwarded_as_it_came_and_billed_with_cache_and_thou
     deployed.fake.cached_tokens = 40
     await deployed.admin.set_option("CacheRatio", {PRO: 0.25})
     body = {"contents": [{"parts": [{"text": "stream with thinking"}]}],
-            "generationConfig": {"thinkingConfig": {"thinkingBudget": 512, "includeThoughts": True}}}
+            "generationConfig": {"thinkingConfig": {"thinkingBudget": 512, "includeThoughts": True},
+                                 "maxOutputTokens": 4096}}  # its own bound: nothing to add, the bytes go as they are
     raw = json.dumps(body).encode()
     http = deployed.http()
     path = f"/v1beta/models/{PRO}:streamGenerateContent"

@@ -48,9 +48,12 @@ def test_the_key_subprotocol_and_the_protocol_version() -> None:
 
 
 class Exchange(SimpleNamespace):
+    """What the bill needs of an exchange: its price, and reservations from a quota."""
+
     async def reserve(self, amount: int) -> Any:
         if amount > self.quota:
             raise GatewayError(403, "user quota is not enough", code="insufficient_user_quota")
+        self.quota -= amount
         return SimpleNamespace(amount=amount, refunded=False)
 
 
@@ -68,7 +71,8 @@ def test_the_reservation_covers_the_conversation_and_the_output_as_audio() -> No
                     "item": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}})
     prompt = Usage(input_tokens=10 + 3 + 1, audio_tokens=10)  # a second of audio, instructions, "hi"
     assert b.prompt() == prompt
-    assert b.amount() == usage_quota(PRICE, Usage(input_tokens=14, audio_tokens=10, output_tokens=50,
+    # the text reserved at a token per byte (four times its estimate), the audio as it is
+    assert b.amount() == usage_quota(PRICE, Usage(input_tokens=10 + 4 * 4, audio_tokens=10, output_tokens=50,
                                                   output_audio_tokens=50))
 
 
@@ -105,3 +109,39 @@ async def test_a_response_the_quota_cannot_cover_is_tracked_on_an_empty_reservat
     assert await b.response_created("resp_2") is None  # known now: nothing more asked
     assert await b.response_created("resp_3", fund=False) is None  # a session ending reserves nothing
     assert b.flights["resp_3"].reservation.amount == 0
+
+
+async def test_a_response_create_is_paid_for_before_it_goes_and_bounded_when_unlimited() -> None:
+    """The standing reservation pays for the first when it covers it; the next needs its own;
+    one the quota cannot cover raises (it is not forwarded). A response that names no bound in
+    a session without one goes with the model's; one that names its own, or inherits the
+    session's number, goes as it came."""
+    per_response = round(100 * 8 * 2 * 2)  # the output bound (100) as audio, nothing said yet
+    b = SessionBill(Exchange(price=PRICE, quota=per_response), SimpleNamespace(amount=per_response),  # type: ignore[arg-type]
+                    reserve_output=100)
+    event = {"type": "response.create", "response": {"instructions": ""}}
+    assert await b.fund_response(event) == {"type": "response.create",
+                                            "response": {"instructions": "", "max_output_tokens": 100}}
+    assert b.standing is None and len(b.prepaid) == 1
+    own = {"type": "response.create", "response": {"max_output_tokens": 10}}
+    assert await b.fund_response(own) is None  # its own bound: reserved as it is, sent as it came
+    assert [r.amount for r in b.prepaid] == [per_response, round(10 * 8 * 2 * 2)]
+    with pytest.raises(GatewayError):
+        await b.fund_response({"type": "response.create", "response": {"max_output_tokens": "inf"}})
+    assert await b.response_created("resp_1") is None
+    assert b.flights["resp_1"].reservation.amount == per_response  # the first paid for, in turn
+
+
+def test_a_session_left_unlimited_gets_the_models_bound() -> None:
+    b = bill()
+    update = {"type": "session.update", "session": {"type": "realtime", "max_output_tokens": "inf"}}
+    b.client_event(update)
+    assert b.bounded_session(update) == {"type": "session.update",
+                                         "session": {"type": "realtime", "max_output_tokens": 100}}
+    numbered = {"type": "session.update", "session": {"type": "realtime", "max_output_tokens": 64}}
+    b.client_event(numbered)
+    assert b.bounded_session(numbered) is None and b.max_output == 64
+    beta = SessionBill(Exchange(price=PRICE, quota=1), SimpleNamespace(amount=0), reserve_output=100,  # type: ignore[arg-type]
+                       beta=True)
+    assert beta.bounded_session({"type": "session.update", "session": {}}) == {
+        "type": "session.update", "session": {"max_response_output_tokens": 100}}

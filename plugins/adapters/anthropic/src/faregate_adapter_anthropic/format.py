@@ -114,7 +114,7 @@ class AnthropicMessagesFormat(InboundFormat):
             raise bad_request("stream: Input should be a valid boolean", param="stream")
         # a Messages stream always carries usage (message_start / message_delta)
         return RequestSummary(model=model, stream=stream, max_tokens=max_tokens, include_usage=True,
-                              prompt_tokens=input_tokens(body))
+                              prompt_tokens=input_tokens(body), sends_output_cap=True)
 
     def parse(self, body: dict[str, Any], summary: RequestSummary) -> ChatRequest:
         request = requests.parse_request(body)
@@ -138,6 +138,10 @@ class AnthropicMessagesFormat(InboundFormat):
         if isinstance(own, list):
             return {**body, "system": [{"type": "text", "text": prompt}, *own]}, True
         return {**body, "system": f"{prompt}\n{own}"}, True
+
+    def add_output_cap(self, body: dict[str, Any], tokens: int) -> dict[str, Any] | None:
+        """``max_tokens`` (required of Anthropic's clients: a request always sets its own)."""
+        return {**body, "max_tokens": tokens}
 
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         status, payload = errors.error_payload(err)

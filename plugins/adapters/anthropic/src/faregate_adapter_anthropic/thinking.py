@@ -6,9 +6,10 @@ Budget rules (OpenAI → Anthropic): a client's ``max_completion_tokens`` is an 
 that *includes* reasoning tokens, so the thinking budget must fit inside it, never be
 added to it. Anthropic wants ``1024 <= budget_tokens < max_tokens``: a budget that does
 not fit is shrunk to half the client's bound (at least 1024), and when even 1024 does not
-fit (``max_tokens <= 1024``) thinking is turned off. Only when the client set no bound,
-and the gateway's default is too small for the budget, is ``max_tokens`` raised: that
-default is the gateway's choice, not the client's.
+fit (``max_tokens <= 1024``) thinking is turned off. A relayed request always has a bound
+that was reserved (the client's, else the gateway's for the model), so it fits the same way.
+Only without one (a channel test, a price that does not depend on output), when the default
+is too small for the budget, is ``max_tokens`` raised: that default is nobody's promise.
 """
 
 from __future__ import annotations

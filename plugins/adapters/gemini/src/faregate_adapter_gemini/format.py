@@ -105,6 +105,15 @@ class GeminiFormat(InboundFormat):
         assert isinstance(own, dict)
         return {**body, name: {**own, "parts": [{"text": prompt}, *parts]}}, True
 
+    def add_output_cap(self, body: dict[str, Any], tokens: int) -> dict[str, Any] | None:
+        """``generationConfig.maxOutputTokens`` (under the spelling the body uses: Google reads
+        ``generation_config`` / ``max_output_tokens`` too)."""
+        name = "generation_config" if "generation_config" in body else "generationConfig"
+        config = body.get(name)
+        config = {k: v for k, v in config.items() if k not in ("maxOutputTokens", "max_output_tokens")} \
+            if isinstance(config, dict) else {}
+        return {**body, name: {**config, "maxOutputTokens": tokens}}
+
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         return errors.render_error(err, request_id)
 

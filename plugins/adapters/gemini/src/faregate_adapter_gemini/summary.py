@@ -52,8 +52,8 @@ def summarize_generate(body: dict[str, Any], request: InboundRequest) -> GeminiS
     facts = check_generate(body)
     return GeminiSummary(model=path_model(request), stream=action == STREAM_GENERATE, max_tokens=facts.max_tokens,
                          include_usage=True, prompt_tokens=facts.prompt_tokens, action=action,
-                         sse=stream_alt(request), candidates=facts.candidates,
-                         include_thoughts=facts.include_thoughts)
+                         sse=stream_alt(request), candidates=facts.candidates, answers=facts.candidates,
+                         sends_output_cap=True, include_thoughts=facts.include_thoughts)
 
 
 def count_tokens(body: dict[str, Any], request: InboundRequest) -> TokenCount:

@@ -48,6 +48,8 @@ from faregate_adapter_openai import responses
 from faregate_adapter_openai.provider import OpenAICompatibleProvider
 
 COMPLETIONS = "completions"
+#: the output bound per choice of a request that sets none (OpenAI's default ``max_tokens``)
+DEFAULT_MAX_TOKENS = 16
 #: prompts in one request (a list of strings or of token arrays); OpenAI batches this many
 MAX_PROMPTS = 2048
 MAX_TOKEN_ID = 2**31 - 1
@@ -152,13 +154,16 @@ def summarize_completion(body: dict[str, Any]) -> RequestSummary:
     if suffix:
         tokens += estimator.text(suffix)
     max_tokens = body.get("max_tokens")
+    answers = max(n, best_of or 1) * _prompt_count(body["prompt"])  # each may use the whole bound
     budget = None
-    if max_tokens is not None:  # every choice of every prompt may use it (0: echo's logprobs, nothing new)
-        budget = min(MAX_OUTPUT_TOKENS, max(1, max_tokens * max(n, best_of or 1) * _prompt_count(body["prompt"])))
+    if max_tokens is not None:  # 0: echo's logprobs, nothing new
+        budget = min(MAX_OUTPUT_TOKENS, max(1, max_tokens * answers))
     options = body.get("stream_options")
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
+    # without a bound OpenAI writes 16 tokens: reserved, and sent to vendors whose default differs
     return RequestSummary(model=model, stream=stream, max_tokens=budget, include_usage=include_usage,
-                          prompt_tokens=tokens)
+                          prompt_tokens=tokens, answers=answers, sends_output_cap=True,
+                          output_cap=None if max_tokens is not None else DEFAULT_MAX_TOKENS)
 
 
 def _echoed(body: dict[str, Any], index: Any) -> int:
@@ -204,9 +209,12 @@ class CompletionsOperation:
     def build(self, ex: Exchange, provider: Provider, target: UpstreamTarget, passthrough: bool) -> UpstreamRequest:
         # always the client's body: there is no other form of a text completion to convert to
         assert isinstance(provider, OpenAICompatibleProvider) and ex.summary is not None
-        changed = provider.passthrough_body(ex.body, target, ex.summary)
-        if changed is None:
-            return provider.build_json(COMPLETIONS, ex.body, ex.raw, target)
+        body, raw = ex.body, ex.raw
+        if ex.summary.output_cap is not None:  # no max_tokens: the bound reserved for it goes up
+            body, raw = {**body, "max_tokens": ex.summary.output_cap}, b""
+        changed = provider.passthrough_body(body, target, ex.summary)
+        if changed is None:  # raw b"": build_json encodes the body
+            return provider.build_json(COMPLETIONS, body, raw, target)
         return provider.build_json(COMPLETIONS, changed, b"", target)
 
     async def finish(self, ex: Exchange, provider: Provider, resp: Any, passthrough: bool) -> Outcome:

@@ -60,6 +60,17 @@ NUMBERS = {
 }
 
 
+#: the output bound's names: ``max_tokens`` (deprecated by OpenAI, the only one many vendors know)
+BOUND_FIELDS = ("max_completion_tokens", "max_tokens")
+
+
+def output_bound(body: dict[str, Any]) -> int | None:
+    """The client's output bound per choice: the larger where it gives both (the upstream may
+    honour either; a vendor that knows only ``max_tokens`` keeps that one), None when neither."""
+    given = [body[name] for name in BOUND_FIELDS if body.get(name) is not None]
+    return max(given) if given else None
+
+
 def prompt_tokens(body: dict[str, Any]) -> int:
     """The shared estimate of a chat request's input: message text, images and audio (by
     OpenAI's rules, from their headers: :mod:`.media_tokens`), tools. Text is counted by the
@@ -129,14 +140,16 @@ class OpenAIChatFormat(InboundFormat):
         if not isinstance(messages, list) or not messages:
             raise bad_request("messages must be a non-empty array", param="messages")
         check_numbers(body, NUMBERS)
-        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+        bound = output_bound(body)
+        answers = body.get("n") or 1
         stream = body.get("stream", False)
         if not isinstance(stream, bool):
             raise bad_request("stream must be a boolean", param="stream")
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-        return RequestSummary(model=model, stream=stream, max_tokens=max_tokens, include_usage=include_usage,
-                              prompt_tokens=prompt_tokens(body))
+        total = None if bound is None else min(MAX_OUTPUT_TOKENS, bound * answers)  # every choice may use it
+        return RequestSummary(model=model, stream=stream, max_tokens=total, include_usage=include_usage,
+                              prompt_tokens=prompt_tokens(body), answers=answers, sends_output_cap=True)
 
     def parse(self, body: dict[str, Any], summary: RequestSummary) -> ChatRequest:
         request = requests.parse_request(body)
@@ -171,6 +184,11 @@ class OpenAIChatFormat(InboundFormat):
             content = prompt
         changed = [*messages[:first], {**own, "content": content}, *messages[first + 1:]]
         return {**body, "messages": changed}, True
+
+    def add_output_cap(self, body: dict[str, Any], tokens: int) -> dict[str, Any] | None:
+        """``max_completion_tokens`` (a vendor that knows only ``max_tokens`` gets it renamed by
+        its preset, as a client's own); a ``null`` bound is dropped, not kept beside it."""
+        return {**{k: v for k, v in body.items() if k not in BOUND_FIELDS}, "max_completion_tokens": tokens}
 
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         return err.status, json_dumps(errors.error_body(err, f"{err.message} (request id: {request_id})"))

@@ -1,17 +1,25 @@
 """Billing a realtime session response by response (docs/openai-endpoints.md#realtime).
 
-* One reservation stands for the next response. It is sized for the worst case: the whole
-  conversation so far read at full price (the gateway's estimate, see
-  :meth:`SessionBill.client_event`), plus the session's output budget
-  (``max_output_tokens``, else the plugin's ``openai_realtime_reserve_output_tokens``)
-  all as audio or all as text, whichever costs more.
-* ``response.created`` gives that reservation to the response (a response the upstream
-  starts while another runs reserves its own); ``response.done`` settles it with the
-  response's ``usage`` (one consume row per response), and a new one is reserved for the
-  next response. When the quota cannot cover it, the session ends with a realtime
-  ``error`` event (403 ``insufficient_user_quota`` or ``pre_consume_token_quota_failed``);
-  a response already started that could not be reserved for is tracked on an empty
-  reservation, cancelled as the session ends and billed like any other (never left unbilled).
+* A reservation is sized for a response's worst case: the whole conversation so far read at
+  full price (the gateway's estimate, see :meth:`SessionBill.client_event`; its text at four
+  times the estimate, a token per byte), plus the response's output bound all as audio or all
+  as text, whichever costs more. The bound is the response's own ``max_output_tokens``, else
+  the session's, else the model's output limit (``ModelMaxOutputTokens``, else the plugin's
+  ``openai_realtime_reserve_output_tokens``), which the gateway then sets on the event it
+  forwards (a ``response.create``, a ``session.update`` left at ``"inf"``), so no response
+  is billed beyond what was reserved for it.
+* A client's ``response.create`` is paid for before it is forwarded: the reservation standing
+  for the next response if it covers it, else a new one. When the quota cannot cover it, the
+  event is not forwarded and the session ends with a realtime ``error`` event (403
+  ``insufficient_user_quota`` or ``pre_consume_token_quota_failed``): however many a client
+  sends at once, only those reserved for reach the upstream.
+* ``response.created`` gives the response the first reservation paid for ahead (else the
+  standing one, for a response the upstream starts itself: server VAD); ``response.done``
+  settles it with the response's ``usage`` (one consume row per response), and a new one is
+  reserved to stand for the next response. A response the upstream started that nothing
+  covers (server VAD beside another) is reserved for then; when the quota cannot cover it,
+  it is tracked on an empty reservation, cancelled as the session ends and billed like any
+  other (never left unbilled).
 * A response cut off before its ``response.done`` (the upstream dropped, the session
   ended) is billed on what was seen of it: its text and transcript characters and audio
   bytes, and the conversation as input (what the previous response read counted as
@@ -21,10 +29,11 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from faregate.api import Exchange, GatewayError, Price, Reservation, Usage, estimator, usage_quota
+from faregate.api import Exchange, GatewayError, Price, Reservation, Usage, estimator, prompt_bound, usage_quota
 from faregate_adapter_openai.realtime import protocol as p
 
 
@@ -48,15 +57,23 @@ class Conversation:
 
 
 class SessionBill:
-    def __init__(self, ex: Exchange, standing: Reservation, reserve_output: int) -> None:
+    def __init__(self, ex: Exchange, standing: Reservation, reserve_output: int, *, beta: bool = False) -> None:
+        """``reserve_output``: a response's output bound when neither it nor the session sets
+        one (the model's limit); ``beta``: the session speaks the beta protocol (its names)."""
         assert ex.price is not None, "admitted before the session"
         self.ex = ex
         self.price: Price = ex.price
         #: the reservation waiting for the next response (None: none held)
         self.standing: Reservation | None = standing
+        #: reservations of the client's response.create events forwarded, for their responses in turn
+        self.prepaid: deque[Reservation] = deque()
+        self.funding = False  # a response.create's reservation is being taken
         self.flights: dict[str, Flight] = {}
         self.conversation = Conversation()
         self.reserve_output = reserve_output
+        self.ceiling = max(p.MAX_RESPONSE_TOKENS, reserve_output)  # no response of the model writes more
+        #: the session's bound's name (a response's is max_output_tokens in both protocols)
+        self.session_bound = "max_response_output_tokens" if beta else "max_output_tokens"
         self.max_output: int | None = None  # the session's max_output_tokens, when a number
         self.in_rate = p.PCM_BYTES_PER_SECOND
         self.out_rate = p.PCM_BYTES_PER_SECOND
@@ -71,10 +88,13 @@ class SessionBill:
         c = self.conversation
         return Usage(input_tokens=c.text + c.instructions + c.tools + c.audio, audio_tokens=c.audio)
 
-    def amount(self) -> int:
-        """What the next response may cost at most (see the module docstring)."""
-        out = self.max_output or self.reserve_output
-        prompt = self.prompt()
+    def amount(self, output: int | None = None) -> int:
+        """What the next response may cost at most, with ``output`` tokens its bound (else the
+        session's, else the model's): see the module docstring."""
+        out = output or self.max_output or self.reserve_output
+        c = self.conversation
+        text = prompt_bound(c.text + c.instructions + c.tools)  # a token per byte at most
+        prompt = Usage(input_tokens=text + c.audio, audio_tokens=c.audio)
         as_audio = dataclasses.replace(prompt, output_tokens=out, output_audio_tokens=out)
         as_text = dataclasses.replace(prompt, output_tokens=out)
         return max(usage_quota(self.price, as_audio), usage_quota(self.price, as_text))
@@ -117,17 +137,20 @@ class SessionBill:
             if isinstance(part.get("image_url"), str):
                 c.text += estimator.IMAGE_TOKENS
 
+    def bound_of(self, value: Any) -> int | None:
+        """A ``max_output_tokens`` value as a bound: a number (OpenAI takes up to 4096, no model
+        here writes more than :attr:`ceiling`), None for ``"inf"`` or anything else."""
+        valid = isinstance(value, int) and not isinstance(value, bool) and value > 0
+        return min(value, self.ceiling) if valid else None
+
     def update_session(self, session: dict[str, Any]) -> None:
         if isinstance(session.get("instructions"), str):
             self.conversation.instructions = estimator.text(session["instructions"])
         if isinstance(session.get("tools"), list):
             self.conversation.tools = estimator.tools(session["tools"])
         for key in ("max_output_tokens", "max_response_output_tokens"):  # GA, beta
-            if key in session:  # a number (OpenAI takes up to 4096), or "inf": the default budget
-                value = session[key]
-                ceiling = max(p.MAX_RESPONSE_TOKENS, self.reserve_output)
-                valid = isinstance(value, int) and not isinstance(value, bool) and value > 0
-                self.max_output = min(value, ceiling) if valid else None
+            if key in session:  # a number, or "inf": the model's limit
+                self.max_output = self.bound_of(session[key])
         audio = session.get("audio")
         if isinstance(audio, dict):  # GA: audio.input.format / audio.output.format
             for side in ("input", "output"):
@@ -144,6 +167,46 @@ class SessionBill:
         else:
             self.out_rate = rate
 
+    # ---- what goes upstream -------------------------------------------------------------
+    def bounded_session(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """A ``session.update`` (read already) that leaves the session without a numeric bound,
+        with the model's limit set (the responses server VAD starts are bounded by it); None
+        when it goes as it came."""
+        session = event.get("session")
+        if self.max_output is not None or not isinstance(session, dict):
+            return None
+        named = {k: v for k, v in session.items() if k not in ("max_output_tokens", "max_response_output_tokens")}
+        return {**event, "session": {**named, self.session_bound: self.reserve_output}}
+
+    async def fund_response(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """Reserve for the response a client's ``response.create`` (read already) asks for,
+        before it is forwarded: the reservation standing for the next response when it covers
+        it, else a new one (the standing one given back first: the two are never held at
+        once). A 403 ``GatewayError`` when the quota cannot cover it (the event must not go).
+        Returns the event with the model's bound set when neither it nor the session sets
+        one; None when it goes as it came."""
+        options = event.get("response")
+        options = options if isinstance(options, dict) else {}
+        own = self.bound_of(options.get("max_output_tokens"))
+        # the session's number applies to a response that names none; "inf" is the model's limit
+        inherited = self.max_output if "max_output_tokens" not in options else None
+        bound = own or inherited or self.reserve_output
+        amount = self.amount(bound)
+        standing, self.standing = self.standing, None
+        if standing is not None and standing.amount >= amount:
+            self.prepaid.append(standing)
+        else:
+            if standing is not None:
+                standing.refund()
+            self.funding = True  # no replenishing meanwhile: it would take what this reserves
+            try:
+                self.prepaid.append(await self.ex.reserve(amount))
+            finally:
+                self.funding = False
+        if own or inherited:
+            return None
+        return {**event, "response": {**options, "max_output_tokens": bound}}
+
     # ---- what the upstream answers ----------------------------------------------------
     async def response_created(self, rid: str, *, fund: bool = True) -> GatewayError | None:
         """Give the standing reservation to response ``rid``, or reserve one for it (a
@@ -152,7 +215,10 @@ class SessionBill:
         on an empty reservation, so that it is cancelled and billed (the session ends)."""
         if rid in self.flights:
             return None
-        reservation, self.standing = self.standing, None
+        if self.prepaid:  # a client's response.create, paid for before it went
+            reservation: Reservation | None = self.prepaid.popleft()
+        else:  # one the upstream started itself (server VAD)
+            reservation, self.standing = self.standing, None
         shortfall = None
         if reservation is None:
             try:
@@ -194,9 +260,9 @@ class SessionBill:
         self.last_input = usage.input_tokens
 
     async def replenish(self) -> None:
-        """Reserve for the next response once none stands; a 403 ``GatewayError`` when the
-        quota cannot cover it (the session ends)."""
-        if self.standing is None:
+        """Reserve for the next response once none stands (nor is paid for ahead); a 403
+        ``GatewayError`` when the quota cannot cover it (the session ends)."""
+        if self.standing is None and not self.prepaid and not self.funding:
             self.standing = await self.ex.reserve(self.amount())
 
     # ---- settling ---------------------------------------------------------------------
@@ -238,3 +304,5 @@ class SessionBill:
         standing, self.standing = self.standing, None
         if standing is not None:
             standing.refund()
+        while self.prepaid:  # paid for ahead, never started
+            self.prepaid.popleft().refund()

@@ -46,8 +46,9 @@ SETTINGS = (
             Annotated[float, Field(gt=0, le=16384, allow_inf_nan=False)]),
     Setting("openai_realtime_max_events_per_second", 200.0, "Client events a realtime session may send a second "
             "(0: no limit); more end the session.", NonNegative),
-    Setting("openai_realtime_reserve_output_tokens", 4096, "Output tokens reserved for each realtime response when "
-            "the session sets no max_output_tokens (gpt-realtime's own cap is 4096).",
+    Setting("openai_realtime_reserve_output_tokens", 4096, "The output bound of a realtime response when neither it "
+            "nor its session sets max_output_tokens and ModelMaxOutputTokens does not name its model: reserved, and "
+            "set on the response (gpt-realtime's own cap is 4096).",
             Annotated[int, Field(ge=1, le=1_000_000)]),
 )
 
@@ -119,11 +120,13 @@ class RealtimeDriver:
             raise GatewayError(426, "the Realtime API needs a WebSocket", code="upgrade_required")
         await ex.authenticate()
         model = read_model(request.query)
-        ex.begin(RequestSummary(model=model, stream=True, max_tokens=self.reserve_output, prompt_tokens=0), {}, b"")
+        # a response's output bound when neither it nor the session sets one: the model's limit
+        bound = ex.options.output_limits.limit(model) or self.reserve_output
+        ex.begin(RequestSummary(model=model, stream=True, max_tokens=bound, prompt_tokens=0), {}, b"")
         dial = RealtimeDial(p.wants_beta(request.headers, request.subprotocols))
         await ex.admit(dial)
         assert ex.reservation is not None
-        bill = SessionBill(ex, ex.reservation, self.reserve_output)
+        bill = SessionBill(ex, ex.reservation, bound, beta=dial.beta)
         needed = bill.amount()  # audio output may cost more than the text-priced admission
         if needed > ex.reservation.amount:
             ex.reservation.refund()  # given back first: the two are never held at once

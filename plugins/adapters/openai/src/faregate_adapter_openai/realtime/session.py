@@ -220,7 +220,10 @@ class RealtimeSession:
                         type="rate_limit_error", code="rate_limit_exceeded"), 1008)
                 self.allowance -= 1
             if isinstance(message, str):
-                await self.read_client(message)
+                try:
+                    message = await self.read_client(message)
+                except GatewayError as refused:  # a response the quota cannot cover: it never goes
+                    return SessionEnd("quota_exhausted", refused, 1008)
             try:
                 await self.upstream.send(message)
             except UpstreamTransportError:
@@ -228,10 +231,21 @@ class RealtimeSession:
                     502, "the upstream connection broke", type="server_error", code="upstream_closed",
                     upstream=True), 1011)
 
-    async def read_client(self, message: str) -> None:
+    async def read_client(self, message: str) -> str:
+        """Bill on the side; the message as it goes upstream: a ``response.create`` is paid
+        for first (a 403 ``GatewayError`` when the quota cannot cover it), and a response or
+        session left without an output bound gets the model's (re-encoded, else as it came)."""
         event = await self.parse(message)  # not JSON: relayed as it is, the upstream answers it
-        if isinstance(event, dict):
-            self.bill.client_event(event)
+        if not isinstance(event, dict):
+            return message
+        self.bill.client_event(event)
+        kind = event.get("type")
+        bounded = None
+        if kind == p.RESPONSE_CREATE:
+            bounded = await self.bill.fund_response(event)
+        elif kind == p.SESSION_UPDATE:
+            bounded = self.bill.bounded_session(event)
+        return message if bounded is None else json_dumps(bounded).decode()
 
     # ---- the end -------------------------------------------------------------------
     async def wind_down(self, end: SessionEnd) -> None:

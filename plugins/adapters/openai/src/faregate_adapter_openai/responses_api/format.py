@@ -63,6 +63,10 @@ class OpenAIResponsesFormat(InboundFormat):
             return None
         return {**body, "instructions": f"{prompt}\n{own}"}, True
 
+    def add_output_cap(self, body: dict[str, Any], tokens: int) -> dict[str, Any] | None:
+        """``max_output_tokens`` (a ``null`` one replaced)."""
+        return {**body, "max_output_tokens": tokens}
+
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         return err.status, json_dumps(errors.error_body(err, f"{err.message} (request id: {request_id})"))
 

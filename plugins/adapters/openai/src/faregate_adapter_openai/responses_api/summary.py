@@ -290,4 +290,5 @@ def summarize(body: dict[str, Any]) -> ResponsesSummary:
         if body.get(name) is not None:
             check(body[name])
     return ResponsesSummary(model=model, stream=bool(body.get("stream")), max_tokens=body.get("max_output_tokens"),
-                            include_usage=True, prompt_tokens=max(1, tokens), params=body, native_only=native_only)
+                            include_usage=True, prompt_tokens=max(1, tokens), params=body, native_only=native_only,
+                            sends_output_cap=True)

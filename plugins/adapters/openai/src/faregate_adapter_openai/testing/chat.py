@@ -4,7 +4,8 @@ with OpenAI's error messages, the deterministic reply, and its ``chat.completion
 
 The reply is :data:`REPLY_PREFIX` + the last user text (at most 200 characters), cut at
 ``max_completion_tokens`` / ``max_tokens`` (4 characters a token, finish reason
-``length``). With ``tools`` and a last user text containing "call tool" (or
+``length``); with :attr:`FakeOpenAI.answer_tokens` set, it is billed at that many tokens
+(still cut to the request's bound). With ``tools`` and a last user text containing "call tool" (or
 ``tool_choice`` ``required`` / a named function) it is one call of the first (or named)
 tool with :data:`TOOL_ARGUMENTS`. Prompt tokens are ``len(text) // 4 + 3`` a message.
 """
@@ -146,8 +147,10 @@ def _check(body: Any) -> tuple[str, list[Any]]:
     return model, messages
 
 
-def read_chat(body: Any, number: int, id_prefix: str) -> Completion:
-    """The answer to the chat request ``body`` (the server's ``number``-th request)."""
+def read_chat(body: Any, number: int, id_prefix: str, answer_tokens: int | None = None) -> Completion:
+    """The answer to the chat request ``body`` (the server's ``number``-th request);
+    ``answer_tokens``: what a text answer is billed at instead of its length (a model that
+    writes long answers), cut to the request's bound when that is smaller."""
     model, messages = _check(body)
     prompt_tokens = 0
     last_user = ""
@@ -165,7 +168,7 @@ def read_chat(body: Any, number: int, id_prefix: str) -> Completion:
         finish = "tool_calls"
     else:
         content = REPLY_PREFIX + last_user[:200]
-        completion_tokens = max(1, len(content) // 4)
+        completion_tokens = max(1, len(content) // 4) if answer_tokens is None else answer_tokens
         finish = "stop"
         limit = body.get("max_completion_tokens")
         if limit is None:

@@ -23,8 +23,9 @@ the preview service's ``unknown_parameter`` error, recorded as a violation.
 
 A test steers it through :class:`RealtimeKnobs` (``fake.realtime``): hold a response after
 its first delta until an event is set, drop the TCP connection after some deltas, report a
-given usage, answer another text (one delta a word: a long word makes a big frame), echo the
-credential it was given (a careless upstream), and read what each connection received
+given usage or a long answer cut at its bound, answer another text (one delta a word: a long
+word makes a big frame), start a response on each committed audio turn (server VAD), echo
+the credential it was given (a careless upstream), and read what each connection received
 (:attr:`RealtimeKnobs.sessions`). HTTP-level faults (a queued ``status`` fault, a wrong key)
 refuse the upgrade as they refuse any request.
 """
@@ -93,6 +94,13 @@ class RealtimeKnobs:
     usage: dict[str, Any] | None = None
     #: what each response says instead of :data:`REPLY_TEXT` (one delta per word)
     reply_text: str | None = None
+    #: as server VAD with ``create_response`` does: each committed audio turn starts a response
+    #: of the upstream's own (no ``response.create``), under the session's bound
+    respond_to_commits: bool = False
+    #: the output (text) tokens each response reports, whatever it said (a model that writes long
+    #: answers), or its bound when smaller (its own ``max_output_tokens``, else the session's),
+    #: as OpenAI honours it; a cancelled response too (it was written before the cancel landed)
+    output_tokens: int | None = None
     #: a careless upstream: the credential it was given echoed in ``session.created``'s
     #: instructions and in an ``error`` event right after it
     echo_key: bool = False
@@ -217,7 +225,8 @@ class FakeSession:
             modalities = options.get("output_modalities") or self.session["output_modalities"]
             if self.beta and "modalities" in options:
                 modalities = realtime_beta.modalities(options["modalities"])
-            self.responses[rid] = asyncio.create_task(self.respond(rid, "audio" in modalities))
+            bound = options.get("max_output_tokens", self.session["max_output_tokens"])  # beta's name too
+            self.responses[rid] = asyncio.create_task(self.respond(rid, "audio" in modalities, bound))
         elif kind == "response.cancel":
             await self.cancel(event.get("response_id"), client_id)
 
@@ -266,6 +275,10 @@ class FakeSession:
         item_id = self.new_id("item")
         previous, self.last_item = self.last_item, item_id
         await self.send({"type": "input_audio_buffer.committed", "previous_item_id": previous, "item_id": item_id})
+        if self.knobs.respond_to_commits:
+            rid = self.new_id("resp")
+            audio = "audio" in self.session["output_modalities"]
+            self.responses[rid] = asyncio.create_task(self.respond(rid, audio, self.session["max_output_tokens"]))
 
     async def cancel(self, response_id: Any, client_id: str | None) -> None:
         running = [rid for rid, task in self.responses.items() if not task.done()]
@@ -288,12 +301,13 @@ class FakeSession:
                                                                   "audio_tokens": cached.audio, "image_tokens": 0}},
                 "output_token_details": {"text_tokens": made.text, "audio_tokens": made.audio}}
 
-    async def respond(self, rid: str, audio: bool) -> None:
-        """One response, event by event; cancelled: its ``response.done`` says so."""
+    async def respond(self, rid: str, audio: bool, bound: Any = "inf") -> None:
+        """One response, event by event, under its output ``bound`` (a number or ``"inf"``);
+        cancelled: its ``response.done`` says so."""
         item_id = self.new_id("item")
         modalities = ["audio"] if audio else ["text"]
         base = {"id": rid, "object": "realtime.response", "conversation_id": "conv_" + self.fake.id_prefix,
-                "output_modalities": modalities, "max_output_tokens": self.session["max_output_tokens"]}
+                "output_modalities": modalities, "max_output_tokens": bound}
         ref = {"response_id": rid, "item_id": item_id, "output_index": 0, "content_index": 0}
         item: dict[str, Any] = {"id": item_id, "object": "realtime.item", "type": "message", "role": "assistant",
                                 "status": "in_progress", "content": []}
@@ -341,6 +355,9 @@ class FakeSession:
         item = {**item, "status": "completed" if status == "completed" else "incomplete", "content": [content]}
         made = Tokens(text_tokens(said), math.ceil(sent_audio / PCM_BYTES_PER_SECOND
                                                    * ASSISTANT_AUDIO_TOKENS_PER_SECOND))
+        written = self.knobs.output_tokens
+        if written is not None:  # a long answer, cut at the bound it was given
+            made = Tokens(min(written, bound) if isinstance(bound, int) and not isinstance(bound, bool) else written)
         usage = self.usage(made)
         self.read_before = Tokens(self.conversation.text, self.conversation.audio)
         self.conversation.text += made.text

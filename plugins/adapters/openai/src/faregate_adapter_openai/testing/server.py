@@ -149,6 +149,9 @@ class FakeOpenAI(FakeServer):
         self.hard_limit_usd = 120.0
         self.has_payment_method = True
         self.total_usage = 2050.0  # cents
+        #: the completion tokens each chat answer is billed at (a model that writes long answers),
+        #: or the request's ``max_completion_tokens`` / ``max_tokens`` when smaller; None: its length
+        self.answer_tokens: int | None = None
         #: what the vendors' own balance APIs report (DeepSeek, OpenRouter, SiliconFlow, Moonshot)
         self.balances = balances.VendorBalances()
         #: the POST endpoints it serves, by path (each endpoint family adds its own)
@@ -330,7 +333,7 @@ class FakeOpenAI(FakeServer):
     async def _chat(self, request: Request, response: Response) -> None:
         violation = self.check_request(request)
         try:  # OpenAI's own messages for the mistakes it names, then the schema's
-            completion = read_chat(request.json, request.number, self.id_prefix)
+            completion = read_chat(request.json, request.number, self.id_prefix, self.answer_tokens)
         except ChatInputError as exc:
             return response.send(400, exc.body)
         if violation is not None:
