@@ -174,7 +174,8 @@ class Walk:
         """The object with its required members, then with each optional member's values in turn."""
         hints = typing_extensions.get_type_hints(td, include_extras=True)
         names = _required(td, hints)
-        required = {name: self.one(hints[name], depth + 1, name) for name in names}
+        # sorted: a set's order follows each process's hash seed, and every xdist worker must collect one list
+        required = {name: self.one(hints[name], depth + 1, name) for name in sorted(names)}
         found: list[dict[str, Any]] = [required]
         if depth >= DEPTH:
             return found
