@@ -11,7 +11,7 @@ import asyncio
 import logging
 import math
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from quart import Blueprint, Response
@@ -255,6 +255,20 @@ async def test_all(me: Principal) -> Response:
     return ok()
 
 
+async def upstream_models(gw: Gateway, entry: ChannelEntry) -> list[str]:
+    """The models the channel's upstream lists, asked through its provider and the channel's
+    proxy, as a relay request goes; a GatewayError (its message safe to show) when it cannot."""
+    provider = gw.providers.get(entry.type)
+    if provider is None:
+        raise GatewayError(400, f"no installed plugin serves channel type {entry.type}")
+    target = await _target(entry, provider, entry.models[0] if entry.models else "")
+    req = provider.models_request(target)
+    if req is None:
+        raise GatewayError(400, "this channel type cannot list its models")
+    body, _ = await _send(gw, req, (*entry.keys, target.key), provider, proxy=entry.features.proxy)
+    return [str(name) for name in provider.parse_models(body)]
+
+
 @blueprint.get("/api/channel/fetch_models/<channel_id>")
 @require(m.ROLE_ADMIN)
 async def fetch_models(channel_id: str, me: Principal) -> Response:
@@ -263,20 +277,10 @@ async def fetch_models(channel_id: str, me: Principal) -> Response:
     row = await m.Channel.get_or_none(id=parse_id(channel_id))
     if row is None:
         return fail("channel not found")
-    entry = channel_entry(row, gw.box)
-    provider = gw.providers.get(entry.type)
-    if provider is None:
-        return fail(f"no installed plugin serves channel type {entry.type}")
     try:
-        target = await _target(entry, provider, entry.models[0] if entry.models else "")
-        req = provider.models_request(target)
-        if req is None:
-            return fail("this channel type cannot list its models")
-        body, _ = await _send(gw, req, (*entry.keys, target.key), provider, proxy=entry.features.proxy)
-        models: list[Any] = provider.parse_models(body)
+        return ok(await upstream_models(gw, channel_entry(row, gw.box)))
     except GatewayError as err:
         return fail(err.message)
-    return ok(models)
 
 
 # -- balances ---------------------------------------------------------------------------
