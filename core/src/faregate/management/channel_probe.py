@@ -18,6 +18,8 @@ from quart import Blueprint, Response
 from quart_schema import document_response, validate_querystring
 
 from faregate import jsonutil
+from faregate.billing.model_prices import options_price
+from faregate.billing.pricing import Price
 from faregate.canonical import ChatRequest, Message, TextPart
 from faregate.contracts import ChannelProbe, Provider, UpstreamRequest, UpstreamTarget
 from faregate.db import models as m
@@ -188,8 +190,21 @@ async def test_one(gw: Gateway, row: m.Channel, model: str | None, kind: str = "
         await m.Log.create(user_id=me.user.id, username=me.user.username, type=m.LOG_CONSUME, created_at=now,
                            content="channel test", model_name=model[:255], quota=0, channel_id=row.id,
                            use_time=int(seconds), other=jsonutil.dumps_str(
-                               {"channel_test": True, "endpoint": kind}))
+                               {"channel_test": True, "endpoint": kind, **_test_ratios(gw, model, me)}))
     return True, "", seconds
+
+
+def _test_ratios(gw: Gateway, model: str, me: Principal) -> dict[str, float]:
+    """The ratios a consume row carries (its log view prints them; without them new-api's shows
+    "$NaN"): the model's price as the relay would charge the admin's own group."""
+    options = gw.snapshot.options
+    group_ratio = float(options.group_ratio_for(me.user.group, me.user.group))
+    price = options_price(options, model, group_ratio) or Price(group_ratio=group_ratio)
+    ratios = {"model_ratio": price.model_ratio, "group_ratio": price.group_ratio,
+              "completion_ratio": price.completion_ratio, "cache_tokens": 0, "cache_ratio": price.cache_ratio}
+    if price.model_price is not None:
+        ratios["model_price"] = price.model_price
+    return ratios
 
 
 class ChannelTestQuery(BaseModel):
