@@ -87,7 +87,8 @@ async def test_saves_at_once_keep_each_others_keys(gateway: GatewayServer, admin
         language = ("en", "fr", "de", "ja", "ru")[round_]
         await asyncio.gather(admin.ok("PUT", "/api/user/self", json={"sidebar_modules": sidebar}),
                              admin.ok("PUT", "/api/user/self", json={"language": language}),
-                             admin.ok("PUT", "/api/user/setting", json={**notify, "quota_warning_threshold": round_ + 1}))
+                             admin.ok("PUT", "/api/user/setting",
+                                      json={**notify, "quota_warning_threshold": round_ + 1}))
         setting = json.loads((await admin.ok("GET", "/api/user/self"))["setting"])
         assert (setting["sidebar_modules"], setting["language"], setting["quota_warning_threshold"]) == \
             (sidebar, language, round_ + 1)
