@@ -42,10 +42,13 @@ def redis_available():
         pytest.skip("Redis is not running on 127.0.0.1:6379")
 
 
+@pytest.mark.mariadb
 @pytest.mark.parametrize("with_redis", [True, False])
-async def test_change_reaches_the_other_node(tmp_path, redis_available, with_redis):
+async def test_change_reaches_the_other_node(tmp_path, redis_available, with_redis, mariadb_url):
+    # a server database, as two hosts share one (processes sharing a SQLite file are on one host,
+    # and hear each other through the epoch beside it, Redis or not)
     shared = {
-        "FAREGATE_DB_URL": f"sqlite://{tmp_path}/shared.db",
+        "FAREGATE_DB_URL": mariadb_url,
         "FAREGATE_CRYPTO_SECRET": "shared-crypto-secret",
         "FAREGATE_SESSION_SECRET": "shared-session-secret",
         "FAREGATE_SYNC_INTERVAL": "3600",  # only the change feed's signal may deliver the change

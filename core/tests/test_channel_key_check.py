@@ -113,17 +113,30 @@ async def test_updates_are_checked_as_the_channel_will_be(admin: AdminClient) ->
     assert row["other"] == "x" and row["name"] == "renamed"
 
 
-async def test_new_apis_other_settings_are_kept_where_providers_read_them(admin: AdminClient) -> None:
-    """new-api's second settings column (``vertex_key_type`` …) is merged into ``setting``, which
-    is what a provider reads at relay time (``UpstreamTarget.settings``), on add and on update."""
+async def test_new_apis_other_settings_are_kept_beside_setting(make_gateway: Any) -> None:
+    """new-api's second settings column (``vertex_key_type`` …) is stored as sent, beside
+    ``setting``, and each comes back as it was stored (issue 28, item 7: new-api's channel
+    editor reads them apart, and reset what it did not find on save); a provider reads both
+    as one object, these keys winning (``UpstreamTarget.settings``), on add and on update."""
+    server = await make_gateway(plugins=load_plugins(extra=[PickyPlugin()]))
+    admin = AdminClient(server.base_url)
+    await admin.setup_root()
     made = await admin.ok("POST", "/api/channel/", json={"mode": "single", "channel": _channel(
-        key="ok-1", other="x", setting='{"proxy": ""}', settings='{"needs_other": true, "kind": "a"}')})
-    setting = (await admin.ok("GET", f"/api/channel/{made}"))["setting"]
-    assert json.loads(setting) == {"proxy": "", "needs_other": True, "kind": "a"}
+        key="ok-1", other="x", setting='{"proxy": "", "kind": "z"}', settings='{"needs_other": true, "kind": "a"}')})
+    view = await admin.ok("GET", f"/api/channel/{made}")
+    assert (json.loads(view["setting"]), json.loads(view["settings"])) == (
+        {"proxy": "", "kind": "z"}, {"needs_other": True, "kind": "a"})
+    assert server.gateway.snapshot.channels[made].setting == {"proxy": "", "needs_other": True, "kind": "a"}
     assert (await admin.call("PUT", "/api/channel/", json={"id": made, "settings": '{"kind": "b"}'}))["success"]
-    assert json.loads((await admin.ok("GET", f"/api/channel/{made}"))["setting"])["kind"] == "b"
-    refused = await admin.call("PUT", "/api/channel/", json={"id": made, "settings": "[1]"})
-    assert refused["success"] is False and "settings must be a JSON object" in refused["message"]
+    assert json.loads((await admin.ok("GET", f"/api/channel/{made}"))["settings"]) == {"kind": "b"}
+    assert server.gateway.snapshot.channels[made].setting == {"proxy": "", "kind": "b"}
+    refused = await admin.http.put("/api/channel/", json={"id": made, "settings": "[1]"},
+                                   headers={"New-Api-User": str(admin.user_id)})
+    assert refused.status_code == 400 and "settings" in refused.json()["message"]
+    # a setting the relay checks is checked in either column: a proxy in settings too
+    proxy = await admin.call("PUT", "/api/channel/", json={"id": made, "settings": '{"proxy": "ftp://x"}'})
+    assert proxy["success"] is False and "proxy" in proxy["message"]
+    await admin.close()
 
 
 def test_json_keys_are_one_a_line() -> None:

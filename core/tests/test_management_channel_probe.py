@@ -99,3 +99,30 @@ async def test_balance_of_every_channel(gateway: GatewayServer, admin: AdminClie
         row = await m.Channel.get(id=spent)
         assert row.balance == 0 and row.status == m.CHANNEL_AUTO_DISABLED  # used up: disabled, as new-api
         assert spent not in [c.id for lvl in gateway.gateway.snapshot.levels("default", "gpt-4o-mini") for c in lvl]
+
+
+async def test_a_channel_tests_log_row_carries_the_ratios(gateway: GatewayServer, admin: AdminClient) -> None:
+    """new-api's log view prints a consume row's price from its ratios (issue 28, item 8: a test
+    row without them showed "$NaN"): the model's ratios, or its price per call, as the relay would
+    charge the admin's group; the row itself costs nothing."""
+    import json
+
+    await admin.set_option("ModelRatio", {"gpt-4o-mini": 0.075})
+    await admin.set_option("CompletionRatio", {"gpt-4o-mini": 4})
+    await admin.set_option("CacheRatio", {"gpt-4o-mini": 0.25})
+    await admin.set_option("ModelPrice", {"gpt-4o": 0.02})
+    await admin.set_option("GroupRatio", {"default": 1.5})
+    async with FakeOpenAI(key=KEY) as fake:
+        cid = await admin.add_channel(base_url=fake.base_url, models="gpt-4o-mini,gpt-4o", key=KEY)
+        for model in ("gpt-4o-mini", "gpt-4o"):
+            answer = await admin.http.get(f"/api/channel/test/{cid}", params={"model": model},
+                                          headers={"New-Api-User": str(admin.user_id)})
+            assert answer.json()["success"] is True, answer.text
+    rows = {r.model_name: r for r in await m.Log.filter(content="channel test")}
+    ratio_row, price_row = json.loads(rows["gpt-4o-mini"].other), json.loads(rows["gpt-4o"].other)
+    assert {k: ratio_row[k] for k in ("model_ratio", "completion_ratio", "group_ratio", "cache_ratio",
+                                      "cache_tokens")} == {"model_ratio": 0.075, "completion_ratio": 4,
+                                                           "group_ratio": 1.5, "cache_ratio": 0.25, "cache_tokens": 0}
+    assert "model_price" not in ratio_row  # priced by tokens: the view reads no price
+    assert (price_row["model_price"], price_row["group_ratio"]) == (0.02, 1.5)
+    assert rows["gpt-4o"].quota == rows["gpt-4o-mini"].quota == 0

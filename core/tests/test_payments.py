@@ -8,6 +8,7 @@ import asyncio
 from decimal import Decimal
 from typing import Any
 
+import httpx
 import pytest
 
 from faregate.billing.pricing import MAX_QUOTA
@@ -229,4 +230,45 @@ async def test_top_up_info_without_gateways(make_gateway: Any) -> None:
                     "amount_options": [10, 20, 50, 100, 200, 500], "discount": {}}
     # the gateways' own routes are absent
     assert (await admin.http.post("/api/user/stripe/pay", json={"amount": 1})).status_code == 404
+    await admin.close()
+
+
+async def test_the_wallet_prices_an_amount_without_a_gateway(make_gateway: Any) -> None:
+    """``POST /api/user/amount`` (issue 28, item 5): new-api's wallet asks it on load, and new-api
+    prices it from the options (``Price`` yuan a unit × the group's ``TopupGroupRatio`` × the
+    amount's discount) whatever gateway is set up. Without any payment plugin the core answers it."""
+    from faregate.plugins import load_plugins
+
+    server = await make_gateway(plugins=load_plugins(allow=[]))
+    admin = AdminClient(server.base_url)
+    await admin.setup_root()
+    assert await admin.call("POST", "/api/user/amount", json={"amount": 10}) == {"message": "success",
+                                                                                 "data": "73.00"}
+    await admin.set_option("Price", "2")
+    await admin.set_option("TopupGroupRatio", {"default": 1.5})
+    await admin.set_option("payment_setting.amount_discount", {"20": 0.5})
+    await admin.set_option("MinTopUp", "5")
+    assert (await admin.call("POST", "/api/user/amount", json={"amount": 20}))["data"] == "30.00"
+    low = await admin.call("POST", "/api/user/amount", json={"amount": 4})
+    assert low["message"] == "error" and "at least 5" in low["data"]
+    for bad in ({"amount": "10"}, {"amount": 10.5}, {"amount": 0}, {"amount": 10**10}, {}):
+        resp = await admin.http.post("/api/user/amount", json=bad, headers={"New-Api-User": str(admin.user_id)})
+        assert resp.status_code == 400 and "amount" in resp.json()["message"], (bad, resp.text)
+    async with httpx.AsyncClient(base_url=server.base_url) as anonymous:
+        assert (await anonymous.post("/api/user/amount", json={"amount": 10})).json()["success"] is False
+    await admin.close()
+
+
+async def test_the_wallet_prices_an_amount_with_epay_not_set_up(make_gateway: Any) -> None:
+    """With the Epay plugin installed but not set up (no PayAddress, EpayId, EpayKey) the quote
+    is still given, as new-api gives it; paying is what is refused."""
+    from faregate.plugins import load_plugins
+
+    server = await make_gateway(plugins=load_plugins(allow=["faregate-payment-epay"]))
+    admin = AdminClient(server.base_url)
+    await admin.setup_root()
+    assert await admin.call("POST", "/api/user/amount", json={"amount": 10}) == {"message": "success",
+                                                                                 "data": "73.00"}
+    refused = await admin.call("POST", "/api/user/pay", json={"amount": 10, "payment_method": "alipay"})
+    assert refused["message"] == "error" and "Epay is not set up" in refused["data"]
     await admin.close()

@@ -70,7 +70,7 @@ async def read_target(data_dir: Path) -> dict[str, Any]:
     try:
         channel = await m.Channel.get(id=6)
         return {
-            "channel_4_setting": (await m.Channel.get(id=4)).setting,
+            "channel_4": await m.Channel.get(id=4),
             "users": {u.id: u for u in await m.User.all()},
             "token": await m.Token.get(id=5),
             "channel_key": gateway.box.decrypt(channel.key_enc, "channel:6"),
@@ -119,8 +119,11 @@ def test_dry_run_import_and_a_second_run(tmp_path: Path, monkeypatch: pytest.Mon
     assert target["channel_key"] == "sk-upstream\nsk-second"
     assert json.loads(target["channel"].channel_info)["multi_key_mode"] == "polling"
     assert target["channel"].param_override == NEWAPI_PARAM_OVERRIDE  # sync_fields, token maps: imported as they are
-    # new-api's second settings column is kept where the providers read it
-    assert json.loads(target["channel_4_setting"])["azure_responses_version"] == ""
+    # new-api's second settings column comes as it is, beside setting (its console reads each); one
+    # that is not a JSON object does not, and the report names its channel and why
+    assert (target["channel_4"].settings, target["channel_4"].setting) == ('{"azure_responses_version": ""}', "")
+    assert target["channel"].settings == ""
+    assert any("channel 6: not valid JSON" in n for n in tables["channels"]["notes"]), tables["channels"]["notes"]
     assert (6, "default", "gpt-4o", False) in target["abilities"]  # the source's own state, kept
     assert len(target["abilities"]) == 5
     assert target["options"]["ModelRatio"] == '{"gpt-4o-mini": 0.075}' and "RetryTimes" not in target["options"]

@@ -360,6 +360,10 @@ async def test_channel_base_urls_never_reach_metadata_or_link_local(admin: Admin
                                 headers={"New-Api-User": str(admin.user_id)})
     assert resp.status_code == 400 and category in resp.json()["message"]
     assert (await m.Channel.get(id=channel_id)).base_url == "http://127.0.0.1:9/v1"
+    # the models of a channel not saved yet: the same rules before the upstream is asked
+    resp = await admin.http.post("/api/channel/fetch_models", json={"type": 1, "key": "sk-x", "base_url": base_url},
+                                 headers={"New-Api-User": str(admin.user_id)})
+    assert resp.status_code == 400 and category in resp.json()["message"]
 
 
 async def test_loopback_and_private_channels_are_allowed_by_default(admin: AdminClient) -> None:
@@ -379,6 +383,9 @@ async def test_private_channels_are_refused_with_the_setting(make_gateway: Calla
             resp = await _post_channel(admin, base_url)
             assert resp.status_code == 400, base_url
             assert "FAREGATE_CHANNEL_PRIVATE_ADDRESSES=deny" in resp.json()["message"]
+            resp = await admin.http.post("/api/channel/fetch_models", headers={"New-Api-User": str(admin.user_id)},
+                                         json={"type": 1, "key": "sk-x", "base_url": base_url})
+            assert resp.status_code == 400 and "FAREGATE_CHANNEL_PRIVATE_ADDRESSES=deny" in resp.json()["message"]
         resp = await _post_channel(admin, "http://169.254.169.254/v1")
         assert resp.status_code == 400 and "cloud metadata" in resp.json()["message"]
         await admin.add_channel(base_url="https://8.8.8.8/v1", models="m")  # public: still fine

@@ -47,6 +47,7 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
         RESPONSE_TIMEOUT=None,
     )
     redact.install()
+    routes.lenient_slashes(app)  # before any route: each takes the map's default
     routes.install(app, gateway)
     health.install(app, gateway)
     metrics.install(app, gateway)

@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import gc
 import logging
-import os
 import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -38,7 +37,7 @@ from faregate.plugins import PluginSet
 from faregate.security.crypto import SecretBox, load_or_create_secret
 from faregate.services import Services
 from faregate.settings import CORE_SETTINGS, Setting, SettingError, Settings
-from faregate.state.changefeed import ChangeFeed
+from faregate.state.changefeed import ChangeFeed, epoch_path
 from faregate.state.option_specs import OptionRegistry, OptionSpec
 from faregate.state.options import CORE_REGISTRY
 from faregate.state.snapshot import Snapshot
@@ -162,8 +161,8 @@ class Gateway:
         if self.settings.migrate:
             await storage.migrate(self.db_config, self.backend.migration_lock(self.db_url))
         await storage.open_storage(self.db_config)
-        epoch_path = os.path.join(self.settings.data_dir, "faregate.epoch")
-        self.feed = ChangeFeed(self.snapshot, epoch_path, self.settings.redis_url, self.settings.sync_interval)
+        self.feed = ChangeFeed(self.snapshot, epoch_path(self.settings.data_dir, self.db_url), self.settings.redis_url,
+                               self.settings.sync_interval)
         await self.feed.start()
         await sweep_dead_workers(stale_after=self.settings.sweep_interval * 3)
         await self.ledger.start()

@@ -1,5 +1,6 @@
 """The options of accounts and sign-in the core reads (new-api's names): who may register,
-whether passwords log in, which email addresses are accepted, invitation rewards."""
+whether passwords log in, which email addresses are accepted, invitation rewards, the daily
+check-in."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import re
 from faregate.state import option_specs as specs
 from faregate.state.option_specs import OptionSpec
 
+#: the most quota one check-in may give (new-api's field is a Go int; this keeps a day's gift sane)
+MAX_CHECKIN_AWARD = 10**12
 _DOMAIN = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+")
 
 
@@ -38,4 +41,11 @@ ACCOUNT_OPTIONS: tuple[OptionSpec, ...] = (
                specs.integer(0, 10**15)),
     OptionSpec("QuotaForInviter", "0", "Invitation quota (aff_quota) the inviter earns per sign-up.",
                specs.integer(0, 10**15)),
+    # new-api's daily check-in (faregate.accounts.checkin), its defaults
+    OptionSpec("checkin_setting.enabled", "false", "Users may check in once a day for a random quota gift.",
+               specs.boolean),
+    OptionSpec("checkin_setting.min_quota", "1000", "The least quota one check-in gives.",
+               specs.integer(0, MAX_CHECKIN_AWARD)),
+    OptionSpec("checkin_setting.max_quota", "10000", "The most quota one check-in gives (below min_quota: "
+               "min_quota).", specs.integer(0, MAX_CHECKIN_AWARD)),
 )

@@ -49,8 +49,8 @@ def import_newapi(dsn: str, logs_dsn: str | None, dry_run: bool, schema: str, as
                     report = await run_import(gateway, source, dry_run=dry_run, logs=logs, schema=schema)
             except (SourceError, Rejected) as exc:
                 raise click.ClickException(str(exc)) from None
-            if not dry_run:
-                await announce(gateway, "all")  # running gateways reload everything
+            if not dry_run:  # running gateways reload everything
+                report.notes.extend(await announce(gateway, "all"))
         if as_json:
             click.echo(json.dumps(report.as_dict(), indent=2))
         else:

@@ -4,7 +4,6 @@ them, and its database opened (migrated first) for the length of a command."""
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -86,25 +85,34 @@ async def open_database(gateway: Gateway, *, migrate: bool = True) -> AsyncItera
         await storage.close_storage()
 
 
-async def announce(gateway: Gateway, kind: str, ref_id: int = 0) -> None:
-    """Tell running gateways (this host's workers, and other hosts through Redis) that a
-    row changed, as the management API does after a write."""
+async def announce(gateway: Gateway, kind: str, ref_id: int = 0) -> list[str]:
+    """Tell running gateways that a row changed (``all``: everything), as the management API does
+    after a write: the change event in the database, the epoch the processes sharing this
+    database on this host read (beside a SQLite database, else in the data directory), and Redis
+    for other hosts when it is set. Says, a sentence each, who was told and who catches up later."""
     from faregate.db import models as m
-    from faregate.state.changefeed import REDIS_CHANNEL, EpochFile
+    from faregate.state.changefeed import REDIS_CHANNEL, EpochFile, epoch_path
 
     await m.ChangeEvent.create(kind=kind, ref_id=ref_id, created_at=int(time.time()))
-    epoch = EpochFile(os.path.join(gateway.settings.data_dir, "faregate.epoch"))
+    path = epoch_path(gateway.settings.data_dir, gateway.db_url)
+    epoch = EpochFile(path)
     try:
         epoch.bump()
     finally:
         epoch.close()
-    if gateway.settings.redis_url:
-        import redis.asyncio as aioredis
+    told = [f"running gateways on this host that share {path} were told to reload"]
+    later = (f"gateways elsewhere see the change within {gateway.settings.sync_interval:g} s (their "
+             "periodic check of the database)")
+    if not gateway.settings.redis_url:
+        return [*told, f"no FAREGATE_REDIS_URL here: {later}"]
+    import redis.asyncio as aioredis
 
-        client = aioredis.from_url(gateway.settings.redis_url)
-        try:
-            await client.publish(REDIS_CHANNEL, b"1")
-        except Exception:  # noqa: BLE001 - the gateways' polling picks the change up
-            pass
-        finally:
-            await client.aclose()
+    client = aioredis.from_url(gateway.settings.redis_url)
+    try:
+        await client.publish(REDIS_CHANNEL, b"1")
+        told.append("gateways on other hosts were told through Redis")
+    except Exception as exc:  # noqa: BLE001 - the gateways' polling picks the change up
+        told.append(f"Redis could not be told ({type(exc).__name__}): {later}")
+    finally:
+        await client.aclose()
+    return told

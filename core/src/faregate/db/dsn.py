@@ -30,6 +30,14 @@ def from_go_mysql(dsn: str) -> str:
     return f"mysql://{credentials}@{address}/{found['db']}"
 
 
+def sqlite_file(url: str) -> str:
+    """The file of a SQLite URL: ``sqlite:///abs/db`` and SQLAlchemy's ``sqlite:////abs/db`` are
+    ``/abs/db``, ``sqlite://rel/db`` is ``rel/db`` (relative to the working directory),
+    ``sqlite://:memory:`` stays; a query (``?mode=…``) is no part of it."""
+    path = url.split("://", 1)[1].split("?", 1)[0]
+    return "/" + path.lstrip("/") if path.startswith("/") else path
+
+
 def sqlite_url(path: str) -> str:
     """new-api's ``SQLITE_PATH`` (``one-api.db?_busy_timeout=30000``) as a SQLite URL."""
     return "sqlite://" + path.split("?", 1)[0]  # as the SQLite backend reads it: sqlite:///abs, sqlite://rel

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tortoise import fields
+from tortoise.fields.db_defaults import SqlDefault
 from tortoise.indexes import Index
 from tortoise.models import Model
 
@@ -101,6 +102,10 @@ class Channel(Model):
     remark = fields.CharField(max_length=255, default="")
     #: multi-key state as new-api's channel_info JSON: {multi_key_mode, multi_key_status_list…}
     channel_info = fields.TextField(default="", db_default="")
+    #: new-api's "other settings" JSON, beside ``setting``: a key's format (vertex_key_type,
+    #: aws_key_type), azure_responses_version, the upstream model-update check … Providers read
+    #: both as one object (these keys winning), its console each as it stored it
+    settings = fields.TextField(default="", db_default=SqlDefault("('')"))
 
     class Meta:
         table = "channels"
@@ -186,6 +191,23 @@ class Vendor(Model):
 
     class Meta:
         table = "vendors"
+
+
+class PrefillGroup(Model):
+    """A named list the console offers when filling in a form (new-api's ``prefill_groups``):
+    models for a channel (``type`` ``model``), tags or endpoints for a model's metadata.
+    ``items`` is JSON: an array of names, or the endpoint form's object."""
+
+    id = fields.IntField(primary_key=True)
+    name = fields.CharField(max_length=64, unique=True)
+    type = fields.CharField(max_length=32, db_index=True)
+    items = fields.TextField(default="")
+    description = fields.CharField(max_length=255, default="")
+    created_time = fields.BigIntField(default=0)
+    updated_time = fields.BigIntField(default=0)
+
+    class Meta:
+        table = "prefill_groups"
 
 
 class ModelMeta(Model):
@@ -339,6 +361,21 @@ class UserBinding(Model):
     class Meta:
         table = "user_bindings"
         unique_together = (("provider", "subject"), ("user_id", "provider"))
+
+
+class Checkin(Model):
+    """A user's daily check-in (new-api's ``checkins``): at most one per user and day (the unique
+    pair is what makes it once, however many workers take the request), with the quota it gave."""
+
+    id = fields.IntField(primary_key=True)
+    user_id = fields.IntField()
+    checkin_date = fields.CharField(max_length=10)  # YYYY-MM-DD, the server's local date as new-api's
+    quota_awarded = fields.BigIntField(default=0)
+    created_at = fields.BigIntField(default=0)
+
+    class Meta:
+        table = "checkins"
+        unique_together = (("user_id", "checkin_date"),)
 
 
 class QuotaWarning(Model):

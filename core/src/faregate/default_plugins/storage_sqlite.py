@@ -11,10 +11,11 @@ from typing import Any
 
 from faregate import hookimpl
 from faregate.contracts import StorageBackend
+from faregate.db.dsn import sqlite_file
 
 
 def _path(url: str) -> str:
-    return url.split("://", 1)[1].split("?", 1)[0]
+    return sqlite_file(url)
 
 
 class SQLiteBackend(StorageBackend):

@@ -64,6 +64,16 @@ def body_limit(gateway: Gateway, route: Route | None) -> int:
     return int(min(limit, float(settings.max_body_mb)) * MIB)
 
 
+def lenient_slashes(app: Quart) -> None:
+    """Every route answers with and without a trailing slash, by the same view and without
+    a redirect: ``/api/log/self/`` is ``/api/log/self``, ``/api/channel`` is ``/api/channel/``.
+    new-api's router (gin's RedirectTrailingSlash) redirects instead, 301 for GET and 307
+    for the rest; a browser's fetch may not follow a redirected DELETE, and an API client
+    gains nothing from the round trip. Set before the first route is added: each route
+    takes the map's default (werkzeug's ``strict_slashes``), a plugin's routes too."""
+    app.url_map.strict_slashes = False
+
+
 def install(app: Quart, gateway: Gateway) -> None:
     """Add the routes of every format, then the shared ones (when any format serves),
     and the management API's body cap."""

@@ -19,7 +19,7 @@ from tortoise import connections
 from tortoise.models import Model
 from tortoise.transactions import in_transaction
 
-from faregate import __version__
+from faregate import __version__, jsonutil
 from faregate.db import models as m
 from faregate.importing import oneapi
 from faregate.importing.rows import (
@@ -33,7 +33,8 @@ from faregate.importing.rows import (
     channel_columns,
 )
 from faregate.importing.source import Source
-from faregate.management.channel_rules import check_channel, check_keys, key_settings, merged_setting
+from faregate.management.channel_bodies import ECHO_MAX
+from faregate.management.channel_rules import check_channel, check_keys, key_settings
 from faregate.management.channels import rebuild_abilities
 from faregate.management.common import BadInput
 from faregate.security.crypto import key_hash, mask_key
@@ -132,6 +133,8 @@ class Importer:
         self.new_channels: set[int] = set()
         #: a dry run against a database not yet created reads every row as new
         self.target_empty = False
+        #: channels imported without their ``settings`` column: id → why it could not come
+        self.settings_dropped: dict[int, str] = {}
 
     async def run(self) -> ImportReport:
         tables = await self.source.tables()
@@ -286,23 +289,40 @@ class Importer:
 
     async def _channel(self, row: dict[str, Any]) -> dict[str, Any]:
         """Checked by the channel API's own rules: a type no installed plugin serves, a base
-        URL pointing at cloud metadata … are refused here as there."""
+        URL pointing at cloud metadata … are refused here as there. new-api's ``settings``
+        column ("other settings": a key's format, API versions …) comes as it is when the API
+        would take it; otherwise the channel comes without it, and the report says why."""
         columns, key = channel_columns(row)
-        other_settings = row.get("settings")
-        try:
-            if isinstance(other_settings, str) and (merged := merged_setting(columns.get("setting"), other_settings)):
-                columns["setting"] = merged  # vertex_key_type, aws_key_type … where the providers read them
-            await check_channel(columns, self.gw.providers, creating=True, addresses=self.gw.channel_addresses)
-            extra_settings = other_settings if isinstance(other_settings, str) else None
-            check_keys(self.gw.providers.get(int(columns.get("type") or 0)), key_lines(key),
-                       str(columns.get("other") or ""), key_settings(columns.get("setting"), extra_settings))
-        except BadInput as exc:
-            raise Rejected(str(exc)) from None
+        settings, problem = _other_settings(row.get("settings"))
+        if settings:
+            try:
+                await self._check_channel({**columns, "settings": settings}, key)
+                columns["settings"] = settings
+            except BadInput as exc:
+                problem = str(exc)
+        if not columns.get("settings"):
+            try:
+                await self._check_channel(columns, key)
+            except BadInput as exc:
+                raise Rejected(str(exc)) from None
+        if problem:
+            self.settings_dropped[int(columns["id"])] = problem
         columns["key_enc"] = self.gw.box.encrypt(key, f"channel:{columns['id']}")
         return columns
 
+    async def _check_channel(self, columns: dict[str, Any], key: str) -> None:
+        await check_channel(columns, self.gw.providers, creating=True, addresses=self.gw.channel_addresses)
+        check_keys(self.gw.providers.get(int(columns.get("type") or 0)), key_lines(key),
+                   str(columns.get("other") or ""), key_settings(columns.get("setting"), columns.get("settings")))
+
     async def _channels(self) -> None:
         report = await self._copy("channels", m.Channel, self._channel)
+        dropped = {ref: why for ref, why in self.settings_dropped.items() if ref in self.new_channels}
+        if dropped:
+            shown = "; ".join(f"channel {ref}: {why}" for ref, why in sorted(dropped.items())[:SHOWN_REFUSALS])
+            more = f" … and {len(dropped) - SHOWN_REFUSALS} more" if len(dropped) > SHOWN_REFUSALS else ""
+            report.notes.append(f"imported without their settings column (new-api's other settings), which "
+                                f"could not come as they are ({len(dropped)}): {shown}{more}")
         if report.refused:
             report.notes.append("a refused channel can be fixed in new-api (or its plugin installed) and the "
                                 "import run again: it brings in only what is missing")
@@ -354,6 +374,26 @@ class Importer:
             await conn.execute_script(
                 f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "  # noqa: S608 - our table names
                 f"COALESCE((SELECT MAX(id) FROM {table}), 0) + 1, false)")
+
+
+def _other_settings(value: Any) -> tuple[str, str]:
+    """A source channel's ``settings`` column as Faregate stores it, and why it cannot be ("" when
+    it can, or when there are none)."""
+    if value is None or (isinstance(value, str) and value.strip() in ("", "{}", "null")):
+        return "", ""
+    if isinstance(value, dict):
+        value = jsonutil.dumps_str(value)
+    if not isinstance(value, str):
+        return "", "not JSON text"
+    try:
+        parsed = jsonutil.loads(value)
+    except jsonutil.JSONDecodeError:
+        return "", "not valid JSON"
+    if not isinstance(parsed, dict):
+        return "", "not a JSON object"
+    if len(value) > ECHO_MAX or "\x00" in value:
+        return "", f"longer than {ECHO_MAX} characters" if len(value) > ECHO_MAX else "holds a NUL character"
+    return value, ""
 
 
 def _now() -> int:

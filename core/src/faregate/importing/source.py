@@ -9,11 +9,12 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from faregate.contracts import StorageBackend
-from faregate.db.dsn import database_url
+from faregate.db.dsn import database_url, sqlite_file
 from faregate.observe.causes import describe_failure, url_secrets
 
 #: rows read per query: a page of a large log table, not the table
@@ -77,7 +78,9 @@ class SQLiteSource(_SQLBatches):
         if not os.path.isfile(path):
             raise SourceError(f"no SQLite database at {path}")
         try:
-            self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            # a file: URI for mode=ro, built from the absolute path (a '?' or '#' in a name is quoted)
+            self._db = sqlite3.connect(Path(os.path.abspath(path)).as_uri() + "?mode=ro", uri=True,
+                                       check_same_thread=False)
         except sqlite3.Error as exc:
             raise SourceError(f"cannot open {path}: {exc}") from None
         self._db.row_factory = sqlite3.Row
@@ -139,14 +142,14 @@ def _identifier(name: str) -> str:
 
 
 def sqlite_path(url: str) -> str | None:
-    """The file of a SQLite source (``sqlite:///abs``, ``sqlite://rel``, or a bare path
-    such as new-api's ``one-api.db``), None for another engine."""
+    """The file of a SQLite source (``sqlite:///abs``, SQLAlchemy's ``sqlite:////abs``,
+    ``sqlite://rel``, or a bare path such as new-api's ``one-api.db``), None for another engine."""
     if "://" not in url:
         return url.split("?", 1)[0]
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("sqlite", "sqlite3"):
         return None
-    return unquote(url.split("://", 1)[1].split("?", 1)[0])
+    return unquote(sqlite_file(url))
 
 
 def source_url(dsn: str) -> str:

@@ -17,13 +17,16 @@ def register_management(app: Quart, gateway: Gateway) -> None:
         bindings,
         channel_bulk,
         channel_keys,
+        channel_models,
         channel_probe,
         channel_reveal,
         channels,
+        checkins,
         dashboard,
         invitations,
         logs,
         model_meta,
+        prefill_groups,
         redemptions,
         sign_in,
         site,
@@ -42,7 +45,7 @@ def register_management(app: Quart, gateway: Gateway) -> None:
     # top-ups (/api/user/topup/..., each payment provider's paths) before /api/user/<id> too
     top_ups.install(app, gateway)
     # the users' fixed paths (/api/user/self, /search) before the blueprint with /api/user/<id>
-    for module in (system, site, uptime, dashboard, verification, sign_in, bindings, user_self, invitations,
-                   user_factors, user_admin, users, channel_keys, channel_reveal, channel_bulk, channel_probe,
-                   channels, tokens, logs, redemptions, vendors, model_meta):
+    for module in (system, site, uptime, dashboard, verification, sign_in, bindings, user_self, checkins, invitations,
+                   user_factors, user_admin, users, channel_keys, channel_reveal, channel_bulk, channel_models,
+                   channel_probe, channels, tokens, logs, redemptions, vendors, model_meta, prefill_groups):
         app.register_blueprint(module.blueprint)

@@ -87,7 +87,7 @@ INT_COLUMNS = ("type", "status", "weight", "priority", "auto_ban")
 #: text columns a null or "" sets to NULL
 NULLABLE_COLUMNS = ("tag", "test_model", "openai_organization")
 TEXT_COLUMNS = ("name", "base_url", "other", "models", "group", "model_mapping", "status_code_mapping", "setting",
-                "param_override", "header_override", "remark", *NULLABLE_COLUMNS)
+                "settings", "param_override", "header_override", "remark", *NULLABLE_COLUMNS)
 
 
 class ChannelFields(Body):
@@ -118,6 +118,11 @@ class ChannelFields(Body):
     header_override: JsonObject | None = Field(default=None, description=(
         "headers set on every upstream request: {api_key} and {client_header:Name} placeholders, \"*\" or "
         "\"re:<regex>\" keys pass the caller's headers through (never its credentials or cookies)"))
+    settings: Annotated[JsonObject, Field(max_length=ECHO_MAX)] | None = Field(default=None, description=(
+        "new-api's \"other settings\", kept beside setting as its console stores them: a key's format "
+        "(vertex_key_type json|api_key, aws_key_type ak_sk|api_key), azure_responses_version, the upstream "
+        "model-update check (upstream_model_update_*) …; providers read setting and settings as one object, "
+        "these keys winning"))
     auto_ban: AutoBan | None = None
     remark: Annotated[str, Field(max_length=255)] | None = None
     tag: Annotated[str, Field(max_length=128)] | None = None
@@ -134,7 +139,6 @@ class ChannelFields(Body):
     used_quota: INT64 | None = None
     need_reconcile: INT64 | None = None
     other_info: Echo | None = None
-    settings: Echo | None = None  # new-api's "other settings" (azure version, key formats…)
     channel_info: dict[str, Any] | Echo | None = Field(default=None, description="ignored: the key routes keep it")
     groups: Annotated[list[Annotated[str, Field(max_length=255)]], Field(max_length=1000)] | None = None
     max_input_tokens: INT64 | None = None
@@ -223,6 +227,7 @@ class ChannelView(Shape):
     auto_ban: int
     tag: str | None
     setting: str
+    settings: str = Field(description="new-api's \"other settings\" JSON text, as stored (\"\": none)")
     param_override: str
     header_override: str
     other: str

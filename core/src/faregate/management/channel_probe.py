@@ -11,13 +11,15 @@ import asyncio
 import logging
 import math
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from quart import Blueprint, Response
 from quart_schema import document_response, validate_querystring
 
 from faregate import jsonutil
+from faregate.billing.model_prices import options_price
+from faregate.billing.pricing import Price
 from faregate.canonical import ChatRequest, Message, TextPart
 from faregate.contracts import ChannelProbe, Provider, UpstreamRequest, UpstreamTarget
 from faregate.db import models as m
@@ -190,8 +192,21 @@ async def test_one(gw: Gateway, row: m.Channel, model: str | None, kind: str = "
         await m.Log.create(user_id=me.user.id, username=me.user.username, type=m.LOG_CONSUME, created_at=now,
                            content="channel test", model_name=model[:255], quota=0, channel_id=row.id,
                            use_time=int(seconds), other=jsonutil.dumps_str(
-                               {"channel_test": True, "endpoint": kind}))
+                               {"channel_test": True, "endpoint": kind, **_test_ratios(gw, model, me)}))
     return True, "", seconds
+
+
+def _test_ratios(gw: Gateway, model: str, me: Principal) -> dict[str, float]:
+    """The ratios a consume row carries (its log view prints them; without them new-api's shows
+    "$NaN"): the model's price as the relay would charge the admin's own group."""
+    options = gw.snapshot.options
+    group_ratio = float(options.group_ratio_for(me.user.group, me.user.group))
+    price = options_price(options, model, group_ratio) or Price(group_ratio=group_ratio)
+    ratios = {"model_ratio": price.model_ratio, "group_ratio": price.group_ratio,
+              "completion_ratio": price.completion_ratio, "cache_tokens": 0, "cache_ratio": price.cache_ratio}
+    if price.model_price is not None:
+        ratios["model_price"] = price.model_price
+    return ratios
 
 
 class ChannelTestQuery(BaseModel):
@@ -257,6 +272,20 @@ async def test_all(me: Principal) -> Response:
     return ok()
 
 
+async def upstream_models(gw: Gateway, entry: ChannelEntry) -> list[str]:
+    """The models the channel's upstream lists, asked through its provider and the channel's
+    proxy, as a relay request goes; a GatewayError (its message safe to show) when it cannot."""
+    provider = gw.providers.get(entry.type)
+    if provider is None:
+        raise GatewayError(400, f"no installed plugin serves channel type {entry.type}")
+    target = await _target(entry, provider, entry.models[0] if entry.models else "")
+    req = provider.models_request(target)
+    if req is None:
+        raise GatewayError(400, "this channel type cannot list its models")
+    body, _ = await _send(gw, req, (*entry.keys, target.key), provider, proxy=entry.features.proxy)
+    return [str(name) for name in provider.parse_models(body)]
+
+
 @blueprint.get("/api/channel/fetch_models/<channel_id>")
 @require(m.ROLE_ADMIN)
 async def fetch_models(channel_id: str, me: Principal) -> Response:
@@ -265,20 +294,10 @@ async def fetch_models(channel_id: str, me: Principal) -> Response:
     row = await m.Channel.get_or_none(id=parse_id(channel_id))
     if row is None:
         return fail("channel not found")
-    entry = channel_entry(row, gw.box)
-    provider = gw.providers.get(entry.type)
-    if provider is None:
-        return fail(f"no installed plugin serves channel type {entry.type}")
     try:
-        target = await _target(entry, provider, entry.models[0] if entry.models else "")
-        req = provider.models_request(target)
-        if req is None:
-            return fail("this channel type cannot list its models")
-        body, _ = await _send(gw, req, (*entry.keys, target.key), provider, proxy=entry.features.proxy)
-        models: list[Any] = provider.parse_models(body)
+        return ok(await upstream_models(gw, channel_entry(row, gw.box)))
     except GatewayError as err:
         return fail(err.message)
-    return ok(models)
 
 
 # -- balances ---------------------------------------------------------------------------

@@ -131,12 +131,10 @@ def key_settings(setting: str | None, other_settings: str | None = None) -> dict
     return merged
 
 
-def merged_setting(setting: str | None, other_settings: str | None) -> str | None:
-    """The ``setting`` to store when new-api's "other settings" (``settings``) came too: new-api
-    keeps a channel's key format and API versions (``vertex_key_type``, ``aws_key_type``,
-    ``azure_responses_version``) in that second column; here providers read one object at relay
-    time, so its keys are merged into ``setting`` (winning). None: nothing to merge."""
-    if other_settings is None or other_settings.strip() in ("", "{}", "null"):
+def relay_setting(setting: str | None, other_settings: str | None) -> str | None:
+    """The one object providers and the relay read, as text to check: the channel's ``setting``
+    with new-api's "other settings" (``settings``) over it; None when neither is given."""
+    if setting is None and other_settings is None:
         return None
     return jsonutil.dumps_str(key_settings(setting, other_settings))
 
@@ -169,4 +167,4 @@ async def check_channel(fields: dict[str, Any], installed: Mapping[int, Provider
     await check_base_url(fields.get("base_url") or "", addresses)
     check_header_override(fields.get("header_override"))
     check_param_override(fields.get("param_override"))
-    await check_setting(fields.get("setting"), addresses)
+    await check_setting(relay_setting(fields.get("setting"), fields.get("settings")), addresses)

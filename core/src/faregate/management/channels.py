@@ -26,7 +26,7 @@ from faregate.management.channel_bodies import (
     ChannelView,
     channel_fields,
 )
-from faregate.management.channel_rules import check_channel, check_keys, key_settings, merged_setting
+from faregate.management.channel_rules import check_channel, check_keys, key_settings
 from faregate.management.common import (
     INT32_MAX,
     BadInput,
@@ -69,13 +69,32 @@ def channel_view(row: m.Channel) -> dict[str, Any]:
         "priority": row.priority, "base_url": row.base_url, "models": row.models, "group": row.group,
         "model_mapping": row.model_mapping, "status_code_mapping": row.status_code_mapping,
         "auto_ban": row.auto_ban, "tag": row.tag, "setting": mask_setting(row.setting),
-        "param_override": row.param_override,
+        "settings": mask_setting(other_settings(row)), "param_override": row.param_override,
         "header_override": row.header_override, "other": row.other, "test_model": row.test_model,
         "openai_organization": row.openai_organization, "created_time": row.created_time,
         "test_time": row.test_time, "response_time": row.response_time, "balance": row.balance,
         "balance_updated_time": row.balance_updated_time, "used_quota": row.used_quota, "remark": row.remark,
         "channel_info": public_info(row.channel_info),
     }
+
+
+#: new-api's "other settings" keys, which an earlier version merged into ``setting`` on save
+OTHER_SETTINGS = frozenset({"azure_responses_version", "vertex_key_type", "aws_key_type", "openrouter_enterprise",
+                            "claude_beta_query", "allow_service_tier", "allow_inference_geo", "allow_safety_identifier",
+                            "disable_store", "allow_include_obfuscation"})
+
+
+def other_settings(row: m.Channel) -> str:
+    """The channel's ``settings`` as its console reads them: the column, or for a channel saved
+    while they were merged into ``setting``, the keys found there (the next save stores them apart)."""
+    if row.settings or not row.setting:
+        return row.settings
+    try:
+        setting = jsonutil.loads(row.setting)
+    except jsonutil.JSONDecodeError:
+        return ""
+    found = {k: v for k, v in setting.items() if k in OTHER_SETTINGS} if isinstance(setting, dict) else {}
+    return jsonutil.dumps_str(found) if found else ""
 
 
 async def rebuild_abilities(row: m.Channel, conn: BaseDBAsyncClient) -> None:
@@ -181,13 +200,11 @@ async def add_channel(data: ChannelAdd, me: Principal) -> Response:
     rotation = data.multi_key_mode or "random"
     channel = data.new_channel()
     fields = channel.columns()
-    if (merged := merged_setting(fields.get("setting"), channel.settings)) is not None:
-        fields["setting"] = merged
     gw = gateway()
     await check_channel(fields, gw.providers, creating=True, addresses=gw.channel_addresses)
     keys = _keys(channel.key, mode)
     check_keys(gw.providers.get(int(fields.get("type", 0))), [k for text in keys for k in key_lines(text)],
-               fields.get("other") or "", key_settings(fields.get("setting"), channel.settings))
+               fields.get("other") or "", key_settings(fields.get("setting"), fields.get("settings")))
     name_prefix = mode == "batch" and len(keys) > 1 and data.batch_add_set_key_prefix_2_name is True
     created = []
     now = int(time.time())
@@ -237,9 +254,10 @@ async def update_channel(data: ChannelUpdate, me: Principal) -> Response:
     A multi-key channel takes ``key_mode`` (append|replace) and ``multi_key_mode``."""
     fields = data.columns()
     gw = gateway()
-    if MASK in (fields.get("setting") or ""):  # the listed setting sent back: its masked proxy is the stored one
-        before = await m.Channel.get_or_none(id=data.id)
-        fields["setting"] = unmask_setting(fields["setting"], before.setting if before else "")
+    for column in ("setting", "settings"):
+        if MASK in (fields.get(column) or ""):  # the listed text sent back: its masked proxy is the stored one
+            before = await m.Channel.get_or_none(id=data.id)
+            fields[column] = unmask_setting(fields[column], getattr(before, column) if before else "")
     await check_channel(fields, gw.providers, creating=False, addresses=gw.channel_addresses)
     key = data.key or ""
     async with in_transaction() as conn:
@@ -248,20 +266,20 @@ async def update_channel(data: ChannelUpdate, me: Principal) -> Response:
             return fail("channel not found")
         for name, value in fields.items():
             setattr(row, name, value)
-        if (merged := merged_setting(row.setting, data.settings)) is not None:
-            row.setting = merged
-            await check_channel({"setting": merged}, gw.providers, creating=False, addresses=gw.channel_addresses)
+        if {"setting", "settings"} & fields.keys():  # the object the providers read, as it will be
+            await check_channel({"setting": row.setting, "settings": row.settings}, gw.providers, creating=False,
+                                addresses=gw.channel_addresses)
         new_key = key.strip() or None
         if new_key and new_key.startswith(("{", "[")):  # a service-account JSON: one line per object
             new_key = "\n".join(split_keys(new_key))
         if is_multi_key(read_info(row.channel_info)):
             stored = gw.box.decrypt(row.key_enc, f"channel:{row.id}") if row.key_enc else ""
             new_key = _multi_key_update(row, key, data, stored)
-        if new_key or {"type", "other", "setting"} & fields.keys() or data.settings is not None:
+        if new_key or {"type", "other", "setting", "settings"} & fields.keys():
             # the key as it will be stored, read with the channel's type, other and settings as they will be
             text = new_key or (gw.box.decrypt(row.key_enc, f"channel:{row.id}") if row.key_enc else "")
             check_keys(gw.providers.get(row.type), key_lines(text), row.other or "",
-                       key_settings(row.setting, data.settings))
+                       key_settings(row.setting, other_settings(row)))
         if new_key:
             row.key_enc = gw.box.encrypt(new_key, f"channel:{row.id}")
         await row.save(using_db=conn)

@@ -196,7 +196,15 @@ async def get_model(model_id: str, me: Principal) -> Response:
     return ok(views([row])[0]) if row is not None else fail("model not found")
 
 
-class ModelCreate(Body):
+class ModelEcho(Body):
+    """What new-api's model form sends beside the writable fields: the vendor's name and icon
+    it shows next to ``vendor_id`` (its form's initial values), accepted and ignored."""
+
+    vendor: Annotated[str, Field(max_length=255)] | None = None
+    vendor_icon: Annotated[str, Field(max_length=255)] | None = None
+
+
+class ModelCreate(ModelEcho):
     model_name: ModelName
     description: Description = ""
     icon: Icon = ""
@@ -216,7 +224,7 @@ class BoundChannelEcho(Body):
 Names = Annotated[list[Annotated[str, Field(max_length=255)]], Field(max_length=10_000)]
 
 
-class ModelUpdate(Body):
+class ModelUpdate(ModelEcho):
     """Partial: the fields present are written; with ``?status_only=true`` only ``status``.
     The computed and read-only fields of a listed row (an edit form sends back what it
     loaded) are accepted and ignored."""
@@ -259,7 +267,7 @@ async def _check(fields: dict[str, Any], own_id: int = 0) -> str | None:
 @validate_request(ModelCreate)
 @document_response(Ok[ModelMetaView])
 async def create_model(data: ModelCreate, me: Principal) -> Response:
-    fields = data.model_dump()
+    fields = data.model_dump(exclude=set(ModelEcho.model_fields))
     problem = await _check(fields)
     if problem:
         return fail(problem)
@@ -281,7 +289,7 @@ async def update_model(data: ModelUpdate, me: Principal) -> Response:
             return fail("status is required", status=400)
         fields: dict[str, Any] = {"status": data.status}
     else:
-        writable = set(ModelCreate.model_fields)
+        writable = set(ModelCreate.model_fields) - set(ModelEcho.model_fields)
         fields = {k: v for k, v in data.model_dump(include=writable, exclude_unset=True).items() if v is not None}
     problem = await _check(fields, row.id)
     if problem:

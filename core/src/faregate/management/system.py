@@ -137,6 +137,7 @@ class StatusData(Shape):
     price: float
     stripe_unit_price: float
     min_topup: int
+    checkin_enabled: bool
 
 
 @blueprint.get("/api/status")
@@ -200,6 +201,7 @@ def _sign_in_and_payment(values: Mapping[str, Any], absent: frozenset[str]) -> d
         "turnstile_check": False,  # Faregate has no Turnstile check
         "server_address": text("ServerAddress"),
         "price": number("Price"), "stripe_unit_price": number("StripeUnitPrice"), "min_topup": int(number("MinTopUp")),
+        "checkin_enabled": on("checkin_setting.enabled"),
     }
 
 

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from quart import Blueprint, Quart, Response, request
 from quart_schema import document_response, validate_request
 from tortoise.exceptions import IntegrityError
@@ -51,7 +51,7 @@ from faregate.management.common import (
 from faregate.management.openapi import Body, Done, Ok, Page, Shape, document_stream
 from faregate.management.users import login_throttle
 from faregate.payments import access_log
-from faregate.payments.money import AmountDiscount
+from faregate.payments.money import MAX_AMOUNT, AmountDiscount, quote_top_up
 from faregate.payments.orders import Completion, complete_top_up, create_top_up, expire_top_up, fail_top_up
 from faregate.principals import Principal
 
@@ -242,10 +242,9 @@ def _pay_view(provider: PaymentProvider, model: type[BaseModel]) -> View:
 
 
 def _amount_view(provider: PaymentProvider, model: type[BaseModel]) -> View:
+    # a price is told whether or not the gateway is set up, as new-api does: its wallet asks on
+    # load, and an unset gateway's refusal (which the pay route still gives) toasted every user
     async def amount(data: BaseModel, me: Principal) -> Response:
-        problem = provider.problem()
-        if problem is not None:
-            return pay_error(problem)
         try:
             quote = provider.quote(await _ask(me, data))
         except PaymentRefused as refused:
@@ -253,6 +252,35 @@ def _amount_view(provider: PaymentProvider, model: type[BaseModel]) -> View:
         return pay_answer(f"{quote.money:.2f}")
 
     return require(m.ROLE_USER)(validate_request(model)(document_response(PaymentAnswer)(amount)))
+
+
+#: new-api's price quote of the wallet (``RequestAmount``), served by the core when no installed
+#: gateway declares it: the wallet asks on load, whatever gateway is installed
+AMOUNT_PATH = "/api/user/amount"
+#: new-api's ``Price`` is yuan per unit
+PRICE_CURRENCY = "CNY"
+
+
+class AmountAsk(Body):
+    """``{amount}``: the units to price (``payment_method`` is the gateway's, ignored here)."""
+
+    amount: Annotated[int, Field(ge=1, le=MAX_AMOUNT)]
+    payment_method: Annotated[str, StringConstraints(max_length=32)] | None = None
+
+
+@require(m.ROLE_USER)
+@validate_request(AmountAsk)
+@document_response(PaymentAnswer)
+async def price_amount(data: AmountAsk, me: Principal) -> Response:
+    """What ``amount`` units cost as new-api prices them without a gateway: ``Price`` (yuan a
+    unit) × the group's ``TopupGroupRatio`` × the amount's discount, at least ``MinTopUp`` units."""
+    options = gateway().snapshot.options
+    try:
+        quote = quote_top_up(options, amount=data.amount, group=me.user.group, unit_price=options.value("Price"),
+                             currency=PRICE_CURRENCY, payment_method="", min_topup=int(options.value("MinTopUp")))
+    except PaymentRefused as refused:
+        return pay_error(refused.message)
+    return pay_answer(f"{quote.money:.2f}")
 
 
 def _webhook_view(gw: Gateway, provider: PaymentProvider) -> View:
@@ -335,4 +363,6 @@ def install(app: Quart, gw: Gateway) -> None:
             for n, path in enumerate(routes.webhook):
                 gateways.add_url_rule(path, endpoint=f"{name}_webhook_{n}", view_func=hook,
                                       methods=list(routes.webhook_methods))
+    if not any(AMOUNT_PATH in p.routes.amount for p in gw.payment_providers.values()):
+        gateways.add_url_rule(AMOUNT_PATH, endpoint="amount", view_func=price_amount, methods=["POST"])
     app.register_blueprint(gateways)

@@ -5,9 +5,10 @@ notification settings."""
 from __future__ import annotations
 
 import secrets
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from quart import Blueprint, Response, session
 from quart_schema import document_response, validate_request
 from tortoise.exceptions import IntegrityError
@@ -15,6 +16,13 @@ from tortoise.exceptions import IntegrityError
 from faregate import jsonutil
 from faregate.accounts.notify import url_problem
 from faregate.accounts.sessions import renew_own_session
+from faregate.accounts.user_settings import (
+    SECRET_FIELDS,
+    SettingsBusy,
+    change_settings,
+    settings_view,
+    stored_settings,
+)
 from faregate.billing.groups import AUTO
 from faregate.billing.pricing import MAX_QUOTA
 from faregate.db import models as m
@@ -87,11 +95,32 @@ async def self_models(me: Principal) -> Response:
     return ok(sorted(models))
 
 
+def _sidebar_modules(value: str) -> str:
+    if value.strip():
+        try:
+            parsed = jsonutil.loads(value)
+        except jsonutil.JSONDecodeError:
+            raise ValueError("must be a JSON object") from None
+        if not isinstance(parsed, dict):
+            raise ValueError("must be a JSON object")
+    return value
+
+
+#: the console's sidebar: which of its sections and pages the user shows (new-api's JSON text)
+SidebarModules = Annotated[str, Field(max_length=16_384), AfterValidator(_sidebar_modules)]
+#: a language tag as the console sends it (zh-CN, en, ja …)
+Language = Annotated[str, StringConstraints(max_length=35, pattern=r"^[A-Za-z]{0,8}(?:[-_][A-Za-z0-9]{1,8})*$")]
+
+
 class SelfUpdate(UserEcho):
     """``{username?, display_name?, password?, original_password}``; absent, null or empty
-    leaves a field unchanged. The rest of a user (new-api's UI sends the whole object it
-    loaded) is accepted and ignored: a user changes neither quota, group nor email here."""
+    leaves a field unchanged. ``sidebar_modules`` (the console's sidebar, JSON text) and
+    ``language`` are kept in the user's settings, as new-api does. The rest of a user
+    (new-api's UI sends the whole object it loaded) is accepted and ignored: a user changes
+    neither quota, group nor email here."""
 
+    sidebar_modules: SidebarModules | None = None
+    language: Language | None = None
     username: Annotated[str, Stripped, Field(max_length=USERNAME_MAX)] | None = None
     display_name: Annotated[str, Stripped, Field(max_length=DISPLAY_NAME_MAX)] | None = None
     password: Annotated[str, Field(max_length=PASSWORD_MAX)] | None = None
@@ -131,6 +160,12 @@ async def _may_change_password(row: m.User, original: str, me: Principal) -> Res
 @document_response(Ok[UserView])
 async def update_self(data: SelfUpdate, me: Principal) -> Response:
     """A new password needs the current one, or, for an account without one, the session."""
+    preferences = {name: getattr(data, name) for name in ("sidebar_modules", "language")
+                   if getattr(data, name) is not None}
+    if preferences:  # the console saves these alone (as new-api takes them), or echoes them unchanged
+        row = await m.User.get(id=me.user.id).only("id", "setting")
+        if any(stored_settings(row.setting).get(k, "") != v for k, v in preferences.items()):
+            await _save_settings(me.user.id, lambda stored: {**stored, **preferences})
     row = await m.User.get(id=me.user.id)
     fields: dict[str, object] = {}
     for name in ("username", "display_name"):
@@ -189,10 +224,13 @@ async def invitation_code(me: Principal) -> Response:
 
 
 # ---- notification settings ------------------------------------------------------------------
-_SECRET_FIELDS = ("webhook_secret", "gotify_token")
 Url = Annotated[str, Stripped, Field(max_length=2048)]
 #: a secret as the GET shows it (true: one is stored) may be sent back: the stored one stays
 Secret = Annotated[str, Field(max_length=2048)] | bool
+#: the notification form's keys (the rest of the stored object, the console's preferences, stays)
+NOTIFY_FIELDS = ("notify_type", "quota_warning_threshold", "webhook_url", "webhook_secret", "notification_email",
+                 "bark_url", "gotify_url", "gotify_token", "gotify_priority", "accept_unset_model_ratio_model",
+                 "record_ip_log", "upstream_model_update_notify_enabled")
 
 
 class SettingsUpdate(Body):
@@ -213,11 +251,15 @@ class SettingsUpdate(Body):
     accept_unset_model_ratio_model: bool = False
     record_ip_log: bool = False
     upstream_model_update_notify_enabled: bool | None = None
+    # the rest of the stored settings, as the GET shows them: kept as stored, whatever is sent
+    sidebar_modules: Annotated[str, Field(max_length=16_384)] | None = None
+    language: Annotated[str, Field(max_length=35)] | None = None
+    billing_preference: Annotated[str, Field(max_length=64)] | None = None
 
 
 class Settings(BaseModel):
-    """The stored settings; a secret only as whether one is set. Settings stored by an
-    older version may hold other keys, which are shown as they are."""
+    """The stored settings; a secret only as whether one is set. The console's preferences
+    (``sidebar_modules``, ``language``) and what an older version stored are shown as they are."""
 
     model_config = ConfigDict(extra="allow")
     notify_type: str | None = None
@@ -232,18 +274,13 @@ class Settings(BaseModel):
     accept_unset_model_ratio_model: bool | None = None
     record_ip_log: bool | None = None
     upstream_model_update_notify_enabled: bool | None = None
-
-
-def stored_settings(text: str) -> dict[str, object]:
-    try:
-        stored = jsonutil.loads(text) if text else {}
-    except jsonutil.JSONDecodeError:
-        stored = {}
-    return stored if isinstance(stored, dict) else {}
+    sidebar_modules: str | None = None
+    language: str | None = None
 
 
 def _setting_fields(data: SettingsUpdate, stored: dict[str, object], *, admin: bool) -> dict[str, object]:
-    fields = data.model_dump(exclude={"upstream_model_update_notify_enabled"})
+    """The notification settings to store over ``stored``, checked (a :class:`BadInput` 400)."""
+    fields = data.model_dump(include=set(NOTIFY_FIELDS) - {"upstream_model_update_notify_enabled"})
     # the SSRF rules of the fetches these URLs get (as far as they can be checked without DNS)
     allow = allowed_categories(gateway().settings.get("notify_private_addresses", "deny"))
     for name in ("webhook_url", "bark_url", "gotify_url"):
@@ -252,7 +289,7 @@ def _setting_fields(data: SettingsUpdate, stored: dict[str, object], *, admin: b
             raise BadInput(f"{name} {problem}", status=400)
     if fields["notification_email"] and "@" not in str(fields["notification_email"]):
         raise BadInput("notification_email is not an email address", status=400)
-    for name in _SECRET_FIELDS:
+    for name in SECRET_FIELDS:
         if isinstance(fields[name], bool):
             fields[name] = stored.get(name, "") if isinstance(stored.get(name), str) else ""
     needed = {"webhook": ("webhook_url",), "bark": ("bark_url",), "gotify": ("gotify_url", "gotify_token")}
@@ -267,9 +304,15 @@ def _setting_fields(data: SettingsUpdate, stored: dict[str, object], *, admin: b
     return fields
 
 
-def settings_view(text: str) -> dict[str, object]:
-    """The stored settings, secrets shown only as set or not."""
-    return {k: (bool(v) if k in _SECRET_FIELDS else v) for k, v in stored_settings(text).items()}
+async def _save_settings(user_id: int, change: Callable[[dict[str, Any]], dict[str, Any]]) -> str:
+    try:
+        text = await change_settings(user_id, change)
+    except SettingsBusy as busy:
+        raise BadInput(str(busy)) from None
+    if text is None:
+        raise BadInput("user not found")
+    await gateway().feed.publish("user", user_id)
+    return text
 
 
 @blueprint.put("/api/user/setting")
@@ -277,12 +320,15 @@ def settings_view(text: str) -> dict[str, object]:
 @validate_request(SettingsUpdate)
 @document_response(Ok[Settings])
 async def update_settings(data: SettingsUpdate, me: Principal) -> Response:
-    row = await m.User.get(id=me.user.id)
-    fields = _setting_fields(data, stored_settings(row.setting), admin=me.user.role >= m.ROLE_ADMIN)
-    text = jsonutil.dumps_str(fields)
-    await m.User.filter(id=me.user.id).update(setting=text)
-    await gateway().feed.publish("user", me.user.id)
-    return ok(settings_view(text))
+    """The notification form: its keys are replaced, the rest of the stored settings (the
+    sidebar, the language) stays."""
+    admin = me.user.role >= m.ROLE_ADMIN
+
+    def change(stored: dict[str, Any]) -> dict[str, Any]:
+        kept = {k: v for k, v in stored.items() if k not in NOTIFY_FIELDS}
+        return {**kept, **_setting_fields(data, stored, admin=admin)}
+
+    return ok(settings_view(await _save_settings(me.user.id, change)))
 
 
 @blueprint.get("/api/user/setting")

@@ -14,9 +14,11 @@ from quart import Blueprint, Response, current_app, request
 from quart_schema import document_response, validate_request
 from tortoise.exceptions import IntegrityError
 
+from faregate import jsonutil
 from faregate.accounts.devices import known_device
 from faregate.accounts.login import complete_login, locked_login
 from faregate.accounts.sessions import end_session
+from faregate.accounts.user_settings import settings_view
 from faregate.db import models as m
 from faregate.management.common import (
     fail,
@@ -60,15 +62,23 @@ class UserView(Shape):
     aff_history_quota: int
     inviter_id: int
     remark: str
+    DeletedAt: None = Field(description="new-api's soft-delete column (GORM's, under its Go name): always null, "
+                                        "a deleted user is gone; its console shows a user with a value as deleted")
 
 
 class Permissions(Shape):
     admin: bool
     root: bool
+    # new-api's: whether the user may arrange the console's sidebar, and the sections it may not show
+    sidebar_settings: bool
+    sidebar_modules: dict[str, Any]
 
 
 class SelfView(UserView):
     permissions: Permissions
+    setting: str = Field(description="the user's settings as new-api's JSON text (notification settings, "
+                                      "sidebar_modules, language …); secrets only as true/false")
+    sidebar_modules: str = Field(description="the console's sidebar as the user arranged it (JSON text), or \"\"")
     # the bound outside accounts under new-api's column names ("" when none): its UI shows them
     github_id: str
     discord_id: str
@@ -114,7 +124,7 @@ class UserEcho(Body):
     last_login_at: INT64 | None = None
     DeletedAt: Short | None = None  # GORM's soft-delete column, under its Go name
     quota_amount: float | None = None  # the UI's quota shown as money
-    permissions: dict[str, bool] | None = None
+    permissions: dict[str, bool | dict[str, bool | dict[str, bool]]] | None = None
     admin_permissions: dict[str, dict[str, bool]] | None = None
     sidebar_modules: LongText | None = None
     language: Short | None = None
@@ -139,7 +149,7 @@ def user_view(row: m.User, *, quota_held: int = 0) -> dict[str, Any]:
         "request_count": row.request_count, "group": row.group, "aff_code": row.aff_code or "",
         # invitation rewards: aff_quota is what POST /api/user/aff_transfer can still move
         "aff_count": row.aff_count, "aff_quota": row.aff_quota, "aff_history_quota": row.aff_history,
-        "inviter_id": row.inviter_id, "remark": row.remark,
+        "inviter_id": row.inviter_id, "remark": row.remark, "DeletedAt": None,
     }
 
 
@@ -258,6 +268,16 @@ async def logout() -> Response:
     return ok()
 
 
+def sidebar_permissions(role: int) -> dict[str, Any]:
+    """new-api's: root has every section and arranges none; an admin may not show the system
+    settings; a user has no admin section."""
+    if role >= m.ROLE_ROOT:
+        return {"sidebar_settings": False, "sidebar_modules": {}}
+    if role >= m.ROLE_ADMIN:
+        return {"sidebar_settings": True, "sidebar_modules": {"admin": {"setting": False}}}
+    return {"sidebar_settings": True, "sidebar_modules": {"admin": False}}
+
+
 @blueprint.get("/api/user/self")
 @require(m.ROLE_USER)
 @document_response(Ok[SelfView])
@@ -267,7 +287,12 @@ async def get_self(me: Principal) -> Response:
         return fail("user not found")
     held = await gateway().ledger.held_for("user", row.id)
     data = user_view(row, quota_held=held)
-    data["permissions"] = {"admin": row.role >= m.ROLE_ADMIN, "root": row.role >= m.ROLE_ROOT}
+    data["permissions"] = {"admin": row.role >= m.ROLE_ADMIN, "root": row.role >= m.ROLE_ROOT,
+                           **sidebar_permissions(row.role)}
+    settings = settings_view(row.setting)
+    data["setting"] = jsonutil.dumps_str(settings) if row.setting else ""
+    sidebar = settings.get("sidebar_modules")
+    data["sidebar_modules"] = sidebar if isinstance(sidebar, str) else ""
     data.update(dict.fromkeys(BINDING_FIELDS.values(), ""))
     for binding in await m.UserBinding.filter(user_id=row.id):
         if binding.provider in BINDING_FIELDS:

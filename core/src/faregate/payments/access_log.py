@@ -27,7 +27,7 @@ class CallbackQueryFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         atoms = record.args
-        if not isinstance(atoms, MutableMapping) or atoms.get("U") not in _callback_paths:
+        if not isinstance(atoms, MutableMapping) or _plain(atoms.get("U")) not in _callback_paths:
             return True
         query = atoms.get("q")
         if isinstance(query, str) and query and query != "-":
@@ -39,10 +39,16 @@ class CallbackQueryFilter(logging.Filter):
         return True
 
 
+def _plain(path: object) -> object:
+    # every route answers with a trailing slash too (faregate.edge.routes.lenient_slashes)
+    return path.rstrip("/") or "/" if isinstance(path, str) else path
+
+
 def protect(paths: Iterable[str]) -> None:
-    """Blank the query of ``paths`` on the access log from now on. The filter goes first on the
-    logger, before the key-redacting one, which turns a record it changes into plain text."""
-    _callback_paths.update(paths)
+    """Blank the query of ``paths`` on the access log from now on, with or without a trailing
+    slash. The filter goes first on the logger, before the key-redacting one, which turns a
+    record it changes into plain text."""
+    _callback_paths.update(str(_plain(p)) for p in paths)
     logger = logging.getLogger(ACCESS_LOGGER)
     if not any(isinstance(f, CallbackQueryFilter) for f in logger.filters):
         logger.filters.insert(0, CallbackQueryFilter())

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from tortoise.functions import Max
 
 from faregate.db import models as m
+from faregate.db.dsn import sqlite_file
 from faregate.security.files import private_dir
 from faregate.state.snapshot import Snapshot, channel_entry
 
@@ -33,7 +34,20 @@ if TYPE_CHECKING:
 log = logging.getLogger("faregate.changefeed")
 
 REDIS_CHANNEL = "faregate:changes"
+EPOCH_FILE = "faregate.epoch"
 _EPOCH = struct.Struct("<Q")
+
+
+def epoch_path(data_dir: str, db_url: str) -> str:
+    """Where the processes sharing this database bump and read the epoch: beside a SQLite
+    database (every process using that file is on this host, whatever its data directory: a
+    ``faregate import`` run elsewhere is heard at once), else in the data directory (other hosts
+    hear through Redis). The default database lives in the data directory: the same file."""
+    if db_url[:9].lower() == "sqlite://":
+        path = sqlite_file(db_url)
+        if path and path != ":memory:":
+            return os.path.join(os.path.dirname(os.path.abspath(path)), EPOCH_FILE)
+    return os.path.join(data_dir, EPOCH_FILE)
 
 
 class EpochFile:

@@ -177,13 +177,17 @@ def key_statuses(info: dict[str, Any]) -> dict[int, int]:
     return statuses
 
 
-def channel_entry(row: m.Channel, box: SecretBox) -> ChannelEntry:
-    key = box.decrypt(row.key_enc, f"channel:{row.id}") if row.key_enc else ""
+def channel_entry(row: m.Channel, box: SecretBox, key: str | None = None) -> ChannelEntry:
+    """The channel as the relay reads it; ``key``: the key text of a channel not stored (yet),
+    instead of the stored one."""
+    if key is None:
+        key = box.decrypt(row.key_enc, f"channel:{row.id}") if row.key_enc else ""
     keys = key_lines(key)
     info = _json_obj(row.channel_info)
     multi_key = info.get("is_multi_key") is True
     status = row.status
-    setting = _json_obj(row.setting)
+    # new-api's "other settings" (a key's format, API versions) over the channel's setting: one object
+    setting = {**_json_obj(row.setting), **_json_obj(row.settings)} if row.settings else _json_obj(row.setting)
     key_index: dict[str, int] = {}
     if multi_key:
         disabled = key_statuses(info)

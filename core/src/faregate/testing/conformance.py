@@ -104,7 +104,8 @@ def _sample_rows() -> dict[type[Model], tuple[dict[str, Any], dict[str, Any]]]:
         m.Channel: ({"type": 1, "key_enc": "enc:v1:key", "name": "openai", "base_url": "https://api.example.com",
                      "models": "gpt-4o,gpt-4o-mini", "balance": 1.5, "model_mapping": '{"a": "b"}',
                      "openai_organization": "org-1",
-                     "channel_info": '{"is_multi_key": true, "multi_key_status_list": {"1": 2}}'},
+                     "channel_info": '{"is_multi_key": true, "multi_key_status_list": {"1": 2}}',
+                     "settings": '{"vertex_key_type": "api_key"}'},
                     {"status": m.CHANNEL_AUTO_DISABLED, "weight": 5, "balance": 2.25, "tag": "eu",
                      "priority": -(2**33), "used_quota": 2**40, "test_model": None}),
         m.Ability: ({"group": "default", "model": "gpt-4o", "channel_id": 1, "tag": "eu"},
@@ -138,6 +139,11 @@ def _sample_rows() -> dict[type[Model], tuple[dict[str, Any], dict[str, Any]]]:
                         {"subject": "x" * 255}),
         m.QuotaWarning: ({"user_id": 1, "remaining": -(2**40), "threshold": 2**40, "created_at": now},
                          {"remaining": 2**35, "created_at": now + 1}),
+        m.PrefillGroup: ({"name": "模型组 openai", "type": "model", "items": '["gpt-4o", "gpt-4o-mini"]',
+                          "created_time": now},
+                         {"items": '"{\\"openai\\": {}}"', "description": "x" * 255, "updated_time": now + 1}),
+        m.Checkin: ({"user_id": 1, "checkin_date": "2026-01-31", "quota_awarded": 10_000, "created_at": now},
+                    {"quota_awarded": 2**40}),
     }
 
 

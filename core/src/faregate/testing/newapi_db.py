@@ -156,7 +156,7 @@ def rows(upstream_url: str, upstream_key: str) -> dict[str, list[dict[str, Any]]
              "open_ai_organization": "org-1", "settings": '{"azure_responses_version": ""}'},
             {"id": 6, "type": 1, "key": f"{upstream_key}\nsk-second", "status": 2, "name": "multi", "weight": 3,
              "created_time": NOW, "base_url": upstream_url, "models": "gpt-4o", "group": "default", "priority": 5,
-             "auto_ban": 1, "tag": "eu", "param_override": NEWAPI_PARAM_OVERRIDE,
+             "auto_ban": 1, "tag": "eu", "param_override": NEWAPI_PARAM_OVERRIDE, "settings": "{not json",
              "channel_info": '{"is_multi_key": true, "multi_key_size": 2, "multi_key_status_list": {"1": 3}, '
                              '"multi_key_polling_index": 0, "multi_key_mode": "polling"}'},
             {"id": 11, "type": 9999, "key": "k", "status": 1, "name": "nobody serves this", "models": "m",
