@@ -225,6 +225,10 @@ class QuotaLedger:
                 returning.append((lease, lease.free))
         if not (batch or consumed or returning):
             return False
+        # out of memory before the transaction: a reservation arriving while it runs must not
+        # spend money that is on its way back to the balance (it leases anew instead)
+        for lease, amount in returning:
+            lease.free -= amount
         try:
             await write_batch(self.worker_id, batch, consumed, returning)
         except Swept:
@@ -238,12 +242,15 @@ class QuotaLedger:
             return True
         except Exception:
             self._pending.requeue(batch)
+            for lease, amount in returning:
+                lease.free += amount
             raise
         for lease, amount in consumed:
             lease.consumed_unflushed -= amount
-        for lease, amount in returning:
-            lease.free -= amount
-            if lease.free == 0 and lease.reserved == 0 and lease.consumed_unflushed == 0:
+        for lease, _ in returning:
+            # a lease being refilled (its lock taken) stays: the refill lands in this object
+            if (lease.free == 0 and lease.reserved == 0 and lease.consumed_unflushed == 0
+                    and not lease.lock.locked()):
                 self.leases.pop((lease.kind, lease.ref_id), None)
         self._orphans = [o for o in self._orphans if o.reserved or o.consumed_unflushed]
         if batch.users:
