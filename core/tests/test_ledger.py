@@ -159,3 +159,41 @@ async def test_a_lease_being_refilled_is_not_forgotten_by_a_flush(db, monkeypatc
     await ledger.stop()
     quota, held, spent = await balance_parts(db.id)
     assert (quota, held, spent) == (INITIAL - 300, 0, 300)
+
+
+async def test_a_chunk_leaves_half_of_a_small_balance_to_other_workers(db):
+    """On a balance smaller than two chunks, a worker leases half of it (at least what the
+    request needs), so another worker still finds quota in the column."""
+    first, second = QuotaLedger(min_chunk=50_000), QuotaLedger(min_chunk=50_000)
+    for ledger in (first, second):
+        await ledger.start()
+    try:
+        (await first.reserve(db.id, None, 100)).settle(10, None)
+        assert first.leases[("user", db.id)].free == INITIAL // 2 - 10
+        (await second.reserve(db.id, None, 100)).settle(10, None)
+        assert second.leases[("user", db.id)].free == INITIAL // 4 - 10
+        big = await second.reserve(db.id, None, INITIAL // 2)  # beyond the column: the first gives back
+        big.refund()
+    finally:
+        for ledger in (first, second):
+            await ledger.stop()
+    assert (await m.User.get(id=db.id)).quota == INITIAL - 20
+
+
+async def test_a_holder_that_never_answers_leads_to_a_refusal_after_the_timeout(db, caplog):
+    """A worker that holds the balance but does not answer (dead on another host, not swept
+    yet) cannot block a request forever: refused after ``reclaim_timeout``, and logged."""
+    silent = QuotaLedger(min_chunk=50_000, worker_id="silent")
+    asking = QuotaLedger(min_chunk=50_000, reclaim_timeout=0.3, reclaim_poll=0.05)
+    await silent.start()
+    await asking.start()
+    silent._task.cancel()  # its flush loop, which would answer, is gone
+    (await silent.reserve(db.id, None, INITIAL * 3 // 4)).settle(0, None)  # holds 3/4 of the balance, idle
+    with pytest.raises(InsufficientQuota):
+        await asking.reserve(db.id, None, INITIAL // 2)
+    assert "no answer from the workers holding user" in caplog.text
+    assert await m.QuotaLease.filter(worker="silent", wanted=True).exists()
+    await asking.stop()
+    await silent.stop()  # stopping answers too: everything goes back
+    assert (await m.User.get(id=db.id)).quota == INITIAL
+    assert not await m.QuotaLease.all().exists()
