@@ -97,6 +97,7 @@ class QuotaLedger:
         self._task: asyncio.Task[Any] | None = None
         self._flush_lock = asyncio.Lock()
         self._orphans: list[Lease] = []
+        self._asks_read = 0.0  # when (monotonic) this worker last read other workers' asks
         self.recorders: list[UsageRecorder] = []
         #: told, after each flush that wrote charges, which users were charged (quota warnings)
         self.watchers: list[Callable[[Iterable[int]], None]] = []
@@ -263,8 +264,12 @@ class QuotaLedger:
         """Write what is pending in one transaction; True if this worker had been swept.
         Leases idle for ``lease_idle`` go back whole; of a lease another worker asked for
         (see :meth:`_reclaim`), what is not reserved goes back, and the ask is answered."""
-        # read before the batch is taken: what is settled meanwhile still goes in this flush
-        asked = await asked_back(self.worker_id) if self.leases else set()
+        # looked up once per reclaim_poll, not per flush (a busy worker flushes every interval),
+        # and before the batch is taken: what is settled meanwhile still goes in this flush
+        asked: set[tuple[str, int]] = set()
+        if self.leases and (return_all or time.monotonic() - self._asks_read >= self.reclaim_poll):
+            self._asks_read = time.monotonic()
+            asked = await asked_back(self.worker_id)
         batch = self._pending.take()
         now = time.monotonic()
         consumed: list[tuple[Lease, int]] = []
