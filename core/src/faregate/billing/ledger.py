@@ -15,9 +15,10 @@ tests/test_multiworker.py and tests/test_scale_out.py cover them through the rel
   and synchronous, so a cancelled request — a client that went away — still settles
   in its ``finally``).
 * Logs, used-quota counters and lease balances reach the database together, in one
-  transaction per flush, so they never disagree. A crash loses at most the logs and
-  charges settled since the last commit, i.e. one flush interval plus the flush in
-  progress (measured in docs/operations.md; the user is refunded, never overcharged):
+  transaction per flush, so they never disagree. A crash loses the logs and charges
+  settled since the last commit: flushes start at most every flush interval, so at most
+  the interval (or the flush in progress, if longer) plus one commit (measured in
+  docs/operations.md and tests/faults/test_crash_durability.py; the user is refunded, never overcharged):
   a sweeper returns the leases of workers whose heartbeat stopped, or at once those of
   a worker on this machine whose process is gone (:mod:`faregate.billing.workers`).
 * Overspend is bounded: settle may charge more than was reserved (the model wrote
@@ -240,6 +241,7 @@ class QuotaLedger:
             except TimeoutError:
                 pass
             self._wake.clear()
+            started = time.monotonic()
             try:
                 await self.flush()
                 now = time.monotonic()
@@ -251,7 +253,9 @@ class QuotaLedger:
                 raise
             except Exception:
                 log.exception("billing flush failed; retrying")
-            await asyncio.sleep(self.flush_interval)
+            # the interval runs from the flush's start, not its end: a charge settled during a
+            # flush waits at most the interval (or that flush, if longer), then its own commit
+            await asyncio.sleep(max(0.0, self.flush_interval - (time.monotonic() - started)))
 
     async def flush(self, return_all: bool = False) -> None:
         async with self._flush_lock:

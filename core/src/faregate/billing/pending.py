@@ -1,7 +1,8 @@
 """What the ledger owes the database between flushes: the log rows settled, the
 used-quota counters of users, keys and channels, and the one transaction that writes them
 together with the lease balances, so they never disagree. A failed write puts its batch
-back for the next flush: nothing is lost but what a crash takes (one flush interval)."""
+back for the next flush: nothing is lost but what a crash takes (what was settled since the
+last commit: the flush interval plus one or two commits, see docs/operations.md)."""
 
 from __future__ import annotations
 
