@@ -1,10 +1,15 @@
-"""The quota ledger's invariants on SQLite, including a worker wrongly swept as dead."""
+"""The quota ledger's invariants on SQLite, including a worker wrongly swept as dead and
+reservations racing a flush that gives a lease back."""
 
 from __future__ import annotations
+
+import asyncio
+from typing import Any
 
 import pytest
 from tortoise import Tortoise
 
+from faregate.billing import ledger as ledger_module
 from faregate.billing.ledger import InsufficientQuota, LogEntry, QuotaLedger, sweep_dead_workers
 from faregate.db import models as m
 from faregate.db import storage
@@ -80,3 +85,115 @@ async def test_a_worker_swept_while_alive_neither_loses_nor_double_refunds(db):
     assert spent == 550 and held == 0
     assert quota == INITIAL - 550  # charged exactly what the logs say
     assert await m.Worker.filter(id=ledger.worker_id).count() == 0
+
+
+class Held:
+    """Replaces an awaited ledger call with one that waits for :meth:`release` (and says when it
+    was entered): a test decides what happens while the call is in flight."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+        self.real = getattr(ledger_module, name)
+        self.entered = asyncio.Event()
+        self._go = asyncio.Event()
+        monkeypatch.setattr(ledger_module, name, self)
+
+    async def __call__(self, *args: Any) -> Any:
+        self.entered.set()
+        await self._go.wait()
+        return await self.real(*args)
+
+    def release(self) -> None:
+        self._go.set()
+
+
+async def test_a_reservation_during_a_lease_return_does_not_spend_the_returned_money(db, monkeypatch):
+    """A flush giving an idle lease back takes its free part out of memory before its
+    transaction: a reservation arriving meanwhile leases anew. Before, it spent the free part
+    the transaction was crediting back to the balance (the same money twice)."""
+    ledger = QuotaLedger(min_chunk=1000, lease_idle=0)  # every lease not in use is idle
+    await ledger.start()
+    ledger._task.cancel()  # flush by hand
+    first = await ledger.reserve(db.id, None, 300)
+    first.settle(100, entry(db.id, 100, "first"))
+    write = Held(monkeypatch, "write_batch")
+    flush = asyncio.create_task(ledger.flush())
+    await write.entered.wait()
+    during = await ledger.reserve(db.id, None, 500)
+    write.release()
+    await flush
+    quota, held, spent = await balance_parts(db.id)
+    assert quota + held + spent == INITIAL
+    assert held >= 500, "the open reservation is covered by what this worker holds"
+    assert ledger.leases[("user", db.id)].free >= 0
+    during.settle(500, entry(db.id, 500, "during"))
+    await ledger.stop()
+    quota, held, spent = await balance_parts(db.id)
+    assert (quota, held, spent) == (INITIAL - 600, 0, 600)
+
+
+async def test_a_lease_being_refilled_is_not_forgotten_by_a_flush(db, monkeypatch):
+    """A flush that gave a lease back does not drop it from memory while a request refills
+    it: the refill lands in that lease, and what the request spends from it is written."""
+    ledger = QuotaLedger(min_chunk=1000, lease_idle=0)
+    await ledger.start()
+    ledger._task.cancel()
+    first = await ledger.reserve(db.id, None, 300)
+    first.settle(100, entry(db.id, 100, "first"))
+    write = Held(monkeypatch, "write_batch")
+    flush = asyncio.create_task(ledger.flush())
+    await write.entered.wait()  # the lease's free part is on its way back: empty in memory
+    refill = Held(monkeypatch, "lease_from_db")
+    reserving = asyncio.create_task(ledger.reserve(db.id, None, 500))
+    refilling = asyncio.create_task(refill.entered.wait())
+    await asyncio.wait([reserving, refilling], return_when=asyncio.FIRST_COMPLETED)
+    assert refill.entered.is_set(), "the request refills the lease (under its lock)"
+    write.release()
+    await flush
+    refill.release()
+    during = await reserving
+    assert during.leases[0] is ledger.leases[("user", db.id)]
+    during.settle(200, entry(db.id, 200, "during"))
+    await ledger.flush()
+    quota, held, spent = await balance_parts(db.id)
+    assert quota + held + spent == INITIAL and spent == 300
+    await ledger.stop()
+    quota, held, spent = await balance_parts(db.id)
+    assert (quota, held, spent) == (INITIAL - 300, 0, 300)
+
+
+async def test_a_chunk_leaves_half_of_a_small_balance_to_other_workers(db):
+    """On a balance smaller than two chunks, a worker leases half of it (at least what the
+    request needs), so another worker still finds quota in the column."""
+    first, second = QuotaLedger(min_chunk=50_000), QuotaLedger(min_chunk=50_000)
+    for ledger in (first, second):
+        await ledger.start()
+    try:
+        (await first.reserve(db.id, None, 100)).settle(10, None)
+        assert first.leases[("user", db.id)].free == INITIAL // 2 - 10
+        (await second.reserve(db.id, None, 100)).settle(10, None)
+        assert second.leases[("user", db.id)].free == INITIAL // 4 - 10
+        big = await second.reserve(db.id, None, INITIAL // 2)  # beyond the column: the first gives back
+        big.refund()
+    finally:
+        for ledger in (first, second):
+            await ledger.stop()
+    assert (await m.User.get(id=db.id)).quota == INITIAL - 20
+
+
+async def test_a_holder_that_never_answers_leads_to_a_refusal_after_the_timeout(db, caplog):
+    """A worker that holds the balance but does not answer (dead on another host, not swept
+    yet) cannot block a request forever: refused after ``reclaim_timeout``, and logged."""
+    silent = QuotaLedger(min_chunk=50_000, worker_id="silent")
+    asking = QuotaLedger(min_chunk=50_000, reclaim_timeout=0.3, reclaim_poll=0.05)
+    await silent.start()
+    await asking.start()
+    silent._task.cancel()  # its flush loop, which would answer, is gone
+    (await silent.reserve(db.id, None, INITIAL * 3 // 4)).settle(0, None)  # holds 3/4 of the balance, idle
+    with pytest.raises(InsufficientQuota):
+        await asking.reserve(db.id, None, INITIAL // 2)
+    assert "no answer from the workers holding user" in caplog.text
+    assert await m.QuotaLease.filter(worker="silent", wanted=True).exists()
+    await asking.stop()
+    await silent.stop()  # stopping answers too: everything goes back
+    assert (await m.User.get(id=db.id)).quota == INITIAL
+    assert not await m.QuotaLease.all().exists()

@@ -25,7 +25,7 @@ DB_PASSWORD = "db-outage-pass-8431"
 DSN = f"postgres://faregate:{DB_PASSWORD}@db.internal:5432/faregate"
 
 
-async def _database_down(worker_id: str, kind: str, ref_id: int, amount: int) -> int:
+async def _database_down(worker_id: str, kind: str, ref_id: int, need: int, ahead: int) -> int:
     try:
         raise ConnectionRefusedError(111, "Connect call failed ('10.0.0.5', 5432)")
     except ConnectionRefusedError as exc:

@@ -3,7 +3,12 @@
 ``quota_leases`` in the same transaction, so a reservation never spends more than the
 database granted. The ledger (:mod:`faregate.billing.ledger`) reserves from them in
 memory; the flush (:mod:`faregate.billing.pending`) writes what was spent and returns what
-was not; the sweeper (:mod:`faregate.billing.workers`) returns a dead worker's."""
+was not; the sweeper (:mod:`faregate.billing.workers`) returns a dead worker's.
+
+A chunk never takes more than half of what the balance holds (beyond the request's need),
+so on a small balance every worker gets a share; a worker that still falls short asks the
+other holders to give their unreserved part back (:func:`ask_back`, ``quota_leases.wanted``),
+which each does at its next flush (:func:`asked_back`)."""
 
 from __future__ import annotations
 
@@ -11,7 +16,8 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from tortoise.expressions import F
+from tortoise.expressions import F, Subquery
+from tortoise.functions import Count, Sum
 from tortoise.transactions import in_transaction
 
 from faregate.db import models as m
@@ -38,6 +44,9 @@ class Lease:
     # the sweeper took this worker for dead and already returned the lease's money:
     # what it still sees spent is charged to the balance directly, nothing is returned
     orphaned: bool = False
+    #: when (monotonic) this worker last gave the lease's free part back to another worker
+    #: that asked: for a while it then takes what it needs, no chunk ahead
+    given_back: float = -1e9
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -75,14 +84,75 @@ async def return_to_balance(kind: str, ref_id: int, amount: int, conn: BaseDBAsy
     await model.filter(id=ref_id).using_db(conn).update(**{column: F(column) + amount})
 
 
-async def lease_from_db(worker_id: str, kind: str, ref_id: int, amount: int) -> int:
-    """Take ``amount`` out of the balance into ``worker_id``'s lease row when the balance
-    covers it: ``amount`` granted, or 0."""
+async def balance_of(kind: str, ref_id: int) -> int:
+    """What the balance column holds now (not counting what workers hold leased)."""
+    model, column = _balance(kind)
+    rows = await model.filter(id=ref_id).values_list(column, flat=True)
+    return int(cast("list[int]", rows)[0]) if rows else 0
+
+
+async def lease_from_db(worker_id: str, kind: str, ref_id: int, need: int, chunk: int) -> int:
+    """Take quota out of the balance into ``worker_id``'s lease row: ``chunk`` (at least
+    ``need``) when the balance keeps as much again for other workers, else half the balance,
+    never less than ``need``. Returns what was granted: 0 when the balance does not cover
+    ``need``."""
+    # a hint for the size only (the conditional UPDATEs decide), read before the transaction:
+    # on SQLite a transaction that reads first cannot write once another process has written
+    size = max(need, min(chunk, await balance_of(kind, ref_id) // 2)) if chunk > need else need
     async with in_transaction() as conn:
-        if not await take_from_balance(kind, ref_id, amount, conn, only_if_covered=True):
+        if size > need and await take_from_balance(kind, ref_id, size, conn, only_if_covered=True):
+            granted = size
+        elif await take_from_balance(kind, ref_id, need, conn, only_if_covered=True):
+            granted = need
+        else:
             return 0
         updated = await m.QuotaLease.filter(worker=worker_id, kind=kind, ref_id=ref_id).using_db(
-            conn).update(held=F("held") + amount)
+            conn).update(held=F("held") + granted)
         if not updated:
-            await m.QuotaLease.create(worker=worker_id, kind=kind, ref_id=ref_id, held=amount, using_db=conn)
-    return amount
+            await m.QuotaLease.create(worker=worker_id, kind=kind, ref_id=ref_id, held=granted, using_db=conn)
+    return granted
+
+
+# ---- asking other workers to give a balance back ----------------------------------------
+
+
+@dataclass(slots=True)
+class Holders:
+    """A balance as a worker short of it sees it: the column, what the other workers hold
+    leased (their reservations in flight included), and how many of them were asked to give
+    back and have not answered yet."""
+
+    balance: int
+    held_elsewhere: int
+    unanswered: int
+
+
+async def holders(worker_id: str, kind: str, ref_id: int) -> Holders:
+    """One statement, so the column and the other leases are read at one instant (money
+    moving between them in between would be counted twice or not at all)."""
+    model, column = _balance(kind)
+    others = m.QuotaLease.filter(kind=kind, ref_id=ref_id, held__gt=0).exclude(worker=worker_id)
+    rows = await model.filter(id=ref_id).annotate(
+        elsewhere=Subquery(others.annotate(total=Sum("held")).values("total")),
+        unanswered=Subquery(others.filter(wanted=True).annotate(count=Count("id")).values("count")),
+    ).values(column, "elsewhere", "unanswered")
+    if not rows:
+        return Holders(0, 0, 0)
+    row = rows[0]
+    return Holders(int(row[column] or 0), int(row["elsewhere"] or 0), int(row["unanswered"] or 0))
+
+
+async def ask_back(worker_id: str, kind: str, ref_id: int) -> None:
+    """Ask every other worker holding this balance to give back what it has not reserved."""
+    # the rows found first, then marked by primary key: an UPDATE scanning the (kind, ref_id)
+    # index takes gap locks there that deadlock with a lease row being inserted (MariaDB)
+    ids = await m.QuotaLease.filter(kind=kind, ref_id=ref_id, held__gt=0, wanted=False).exclude(
+        worker=worker_id).values_list("id", flat=True)
+    if ids:
+        await m.QuotaLease.filter(id__in=list(ids)).update(wanted=True)
+
+
+async def asked_back(worker_id: str) -> set[tuple[str, int]]:
+    """The balances other workers asked ``worker_id`` to give back (one indexed read)."""
+    rows = await m.QuotaLease.filter(worker=worker_id, wanted=True).values_list("kind", "ref_id")
+    return {(str(kind), int(ref)) for kind, ref in rows}

@@ -15,15 +15,20 @@ tests/test_multiworker.py and tests/test_scale_out.py cover them through the rel
   and synchronous, so a cancelled request — a client that went away — still settles
   in its ``finally``).
 * Logs, used-quota counters and lease balances reach the database together, in one
-  transaction per flush, so they never disagree. A crash loses at most the logs and
-  charges settled since the last commit, i.e. one flush interval plus the flush in
-  progress (measured in docs/operations.md; the user is refunded, never overcharged):
+  transaction per flush, so they never disagree. A crash loses the logs and charges
+  settled since the last commit: flushes start at most every flush interval, so at most
+  the interval (or the flush in progress, if longer) plus one commit (measured in
+  docs/operations.md and tests/faults/test_crash_durability.py; the user is refunded, never overcharged):
   a sweeper returns the leases of workers whose heartbeat stopped, or at once those of
   a worker on this machine whose process is gone (:mod:`faregate.billing.workers`).
 * Overspend is bounded: a request reserves what it can be billed (its output bound and its
   prompt's, :mod:`faregate.exchange.admission`); settle may charge more than was reserved
   (input the upstream added, which the gateway cannot see) only from the lease, and the
   balance dips below zero by that excess.
+* How a balance is split between workers never refuses a request the balance as a whole
+  can pay: a chunk takes at most half of the balance, and a worker still short asks the
+  other holders to give back what they have not reserved (:meth:`QuotaLedger._reclaim`;
+  tests/test_quota_across_workers.py with 2 workers and 2 nodes).
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from faregate.billing.leases import InsufficientQuota, Lease, lease_from_db, read_balance
+from tortoise.exceptions import OperationalError
+
+from faregate.billing.leases import InsufficientQuota, Lease, ask_back, asked_back, holders, lease_from_db, read_balance
 from faregate.billing.pending import LogEntry, PendingWrites, Swept, write_batch
 from faregate.billing.workers import new_worker_id
 from faregate.billing.workers import sweep_dead_workers as sweep_dead_workers  # its home before
@@ -76,17 +83,23 @@ class Reservation:
 
 class QuotaLedger:
     def __init__(self, *, flush_interval: float = 0.05, lease_idle: float = 5.0,
-                 min_chunk: int = 50_000, worker_id: str | None = None) -> None:
+                 min_chunk: int = 50_000, worker_id: str | None = None, reclaim_poll: float = 0.1,
+                 reclaim_timeout: float = 10.0) -> None:
         self.worker_id = worker_id or new_worker_id()
         self.flush_interval = flush_interval
         self.lease_idle = lease_idle
         self.min_chunk = min_chunk
+        #: how often a worker holding leases looks whether another worker asked for them back
+        self.reclaim_poll = reclaim_poll
+        #: how long a worker short of a balance waits for the other holders to answer
+        self.reclaim_timeout = reclaim_timeout
         self.leases: dict[tuple[str, int], Lease] = {}
         self._pending = PendingWrites()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[Any] | None = None
         self._flush_lock = asyncio.Lock()
         self._orphans: list[Lease] = []
+        self._asks_read = 0.0  # when (monotonic) this worker last read other workers' asks
         self.recorders: list[UsageRecorder] = []
         #: told, after each flush that wrote charges, which users were charged (quota warnings)
         self.watchers: list[Callable[[Iterable[int]], None]] = []
@@ -140,23 +153,58 @@ class QuotaLedger:
             lease.reserved += amount
             return lease
         async with lease.lock:
-            while lease.free < amount:
-                need = amount - lease.free
-                # shielded: a client that goes away must not cancel a transaction half-way
-                # (tortoise's SQLite lock would stay taken); the lease lands in memory anyway
-                got = await asyncio.shield(self._lease_into(lease, max(need, self.min_chunk, amount * 4)))
-                if not got:
-                    got = await asyncio.shield(self._lease_into(lease, need))
-                if not got:
-                    raise InsufficientQuota(kind)
+            # a chunk ahead, unless another worker was short of this balance lately
+            ahead = 0 if time.monotonic() - lease.given_back < self.lease_idle else max(self.min_chunk, amount * 4)
+            if lease.free < amount:
+                await self._lease_into(lease, amount - lease.free, ahead)
+            # short still (or again: requests served from the lease meanwhile, no lock needed)
+            if lease.free < amount and not await self._reclaim(lease, amount):
+                raise InsufficientQuota(kind)
             lease.free -= amount
             lease.reserved += amount
             return lease
 
-    async def _lease_into(self, lease: Lease, amount: int) -> int:
-        got = await lease_from_db(self.worker_id, lease.kind, lease.ref_id, amount)
+    async def _lease_into(self, lease: Lease, need: int, ahead: int = 0) -> int:
+        # shielded: a client that goes away must not cancel a transaction half-way (tortoise's
+        # SQLite lock would stay taken); the lease lands in memory anyway
+        got = await asyncio.shield(lease_from_db(self.worker_id, lease.kind, lease.ref_id, need, ahead))
         lease.free += got
         return got
+
+    async def _reclaim(self, lease: Lease, amount: int) -> bool:
+        """The balance's column alone cannot cover ``amount``: ask the other workers holding
+        it to give back what they have not reserved (they do at their next flush, within
+        ``reclaim_poll``), then take the shortfall. False when the balance as a whole cannot
+        pay: the column and the other leases together fall short, or every holder answered
+        (twice) and what they still hold is reserved by their own requests in flight; or when
+        a holder did not answer within ``reclaim_timeout`` (a worker that died on another host
+        and is not swept yet)."""
+        deadline = time.monotonic() + self.reclaim_timeout
+        asked, answered_rounds = False, 0
+        while lease.free < amount:
+            need = amount - lease.free
+            seen = await holders(self.worker_id, lease.kind, lease.ref_id)
+            if seen.balance + seen.held_elsewhere < need:
+                return False
+            if seen.balance >= need and await self._lease_into(lease, need):
+                continue  # given back (a holder's answer returns its part in the same commit)
+            if asked and not seen.unanswered:  # every holder answered, and the column falls short
+                answered_rounds += 1
+                if answered_rounds == 2:
+                    return False
+                asked = False  # once more: an answer may have been computed just before the ask
+            if time.monotonic() > deadline:
+                log.warning("no answer from the workers holding %s %d's quota within %.0f s; refused",
+                            lease.kind, lease.ref_id, self.reclaim_timeout)
+                return False
+            if not asked:
+                try:
+                    await asyncio.shield(ask_back(self.worker_id, lease.kind, lease.ref_id))
+                    asked = True
+                except OperationalError:  # a deadlock, say: asked again next round (an outage fails above)
+                    log.debug("asking back %s %d failed; retrying", lease.kind, lease.ref_id, exc_info=True)
+            await asyncio.sleep(self.reclaim_poll / 2)
+        return True
 
     # -- settling (synchronous: safe inside ``finally`` of a cancelled task) ------------
     def _settle(self, res: Reservation, actual: int, entry: LogEntry | None, channel_id: int) -> None:
@@ -185,13 +233,16 @@ class QuotaLedger:
         last_beat = 0.0
         while True:
             # not wait_for: on 3.11 it swallows a cancel that races the wake-up (a
-            # settle right before stop()), and stop() then waits forever
+            # settle right before stop()), and stop() then waits forever. While this worker
+            # holds leases, the flush also answers other workers asking for them back: it
+            # runs at least every reclaim_poll
             try:
-                async with asyncio.timeout(1.0):
+                async with asyncio.timeout(self.reclaim_poll if self.leases else 1.0):
                     await self._wake.wait()
             except TimeoutError:
                 pass
             self._wake.clear()
+            started = time.monotonic()
             try:
                 await self.flush()
                 now = time.monotonic()
@@ -203,7 +254,9 @@ class QuotaLedger:
                 raise
             except Exception:
                 log.exception("billing flush failed; retrying")
-            await asyncio.sleep(self.flush_interval)
+            # the interval runs from the flush's start, not its end: a charge settled during a
+            # flush waits at most the interval (or that flush, if longer), then its own commit
+            await asyncio.sleep(max(0.0, self.flush_interval - (time.monotonic() - started)))
 
     async def flush(self, return_all: bool = False) -> None:
         async with self._flush_lock:
@@ -213,7 +266,15 @@ class QuotaLedger:
                 await self._flush_once(return_all)
 
     async def _flush_once(self, return_all: bool) -> bool:
-        """Write what is pending in one transaction; True if this worker had been swept."""
+        """Write what is pending in one transaction; True if this worker had been swept.
+        Leases idle for ``lease_idle`` go back whole; of a lease another worker asked for
+        (see :meth:`_reclaim`), what is not reserved goes back, and the ask is answered."""
+        # looked up once per reclaim_poll, not per flush (a busy worker flushes every interval),
+        # and before the batch is taken: what is settled meanwhile still goes in this flush
+        asked: set[tuple[str, int]] = set()
+        if self.leases and (return_all or time.monotonic() - self._asks_read >= self.reclaim_poll):
+            self._asks_read = time.monotonic()
+            asked = await asked_back(self.worker_id)
         batch = self._pending.take()
         now = time.monotonic()
         consumed: list[tuple[Lease, int]] = []
@@ -221,13 +282,24 @@ class QuotaLedger:
         for lease in [*self.leases.values(), *self._orphans]:
             if lease.consumed_unflushed:
                 consumed.append((lease, lease.consumed_unflushed))
-            if not lease.orphaned and lease.reserved == 0 and not lease.lock.locked() and (
+            if lease.orphaned:
+                continue
+            wanted = (lease.kind, lease.ref_id) in asked
+            if wanted:
+                lease.given_back = now
+            if lease.reserved == 0 and not lease.lock.locked() and (
                     return_all or now - lease.last_used > self.lease_idle):
                 returning.append((lease, lease.free))
-        if not (batch or consumed or returning):
+            elif wanted and lease.free > 0:
+                returning.append((lease, lease.free))
+        if not (batch or consumed or returning or asked):
             return False
+        # out of memory before the transaction: a reservation arriving while it runs must not
+        # spend money that is on its way back to the balance (it leases anew instead)
+        for lease, amount in returning:
+            lease.free -= amount
         try:
-            await write_batch(self.worker_id, batch, consumed, returning)
+            await write_batch(self.worker_id, batch, consumed, returning, asked)
         except Swept:
             self._pending.requeue(batch)
             log.error("worker %s was swept as dead while alive; re-registering", self.worker_id)
@@ -239,12 +311,15 @@ class QuotaLedger:
             return True
         except Exception:
             self._pending.requeue(batch)
+            for lease, amount in returning:
+                lease.free += amount
             raise
         for lease, amount in consumed:
             lease.consumed_unflushed -= amount
-        for lease, amount in returning:
-            lease.free -= amount
-            if lease.free == 0 and lease.reserved == 0 and lease.consumed_unflushed == 0:
+        for lease, _ in returning:
+            # a lease being refilled (its lock taken) stays: the refill lands in this object
+            if (lease.free == 0 and lease.reserved == 0 and lease.consumed_unflushed == 0
+                    and not lease.lock.locked()):
                 self.leases.pop((lease.kind, lease.ref_id), None)
         self._orphans = [o for o in self._orphans if o.reserved or o.consumed_unflushed]
         if batch.users:

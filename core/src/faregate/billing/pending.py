@@ -1,7 +1,8 @@
 """What the ledger owes the database between flushes: the log rows settled, the
 used-quota counters of users, keys and channels, and the one transaction that writes them
 together with the lease balances, so they never disagree. A failed write puts its batch
-back for the next flush: nothing is lost but what a crash takes (one flush interval)."""
+back for the next flush: nothing is lost but what a crash takes (what was settled since the
+last commit: the flush interval plus one or two commits, see docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -99,14 +100,18 @@ class PendingWrites:
 
 
 async def write_batch(worker_id: str, batch: Batch, consumed: list[tuple[Lease, int]],
-                      returning: list[tuple[Lease, int]]) -> None:
+                      returning: list[tuple[Lease, int]], answered: set[tuple[str, int]] | None = None) -> None:
     """One transaction: the log rows, the used-quota counters, what each lease spent and
-    what goes back to the balances. Raises :class:`Swept` when the worker was swept."""
+    what goes back to the balances; the asks of ``answered`` leases are cleared (what they
+    give back is in ``returning``). Raises :class:`Swept` when the worker was swept."""
+    answered = answered or set()
     async with in_transaction() as conn:
+        # a write first: on SQLite a transaction that reads first cannot write once another
+        # process has written ("database is locked" at once, whatever the busy timeout)
+        await m.Worker.filter(id=worker_id).using_db(conn).update(heartbeat=int(time.time()))
         # exists(), not the UPDATE's row count: MySQL counts only rows whose value changed
         if not await m.Worker.filter(id=worker_id).using_db(conn).exists():
             raise Swept
-        await m.Worker.filter(id=worker_id).using_db(conn).update(heartbeat=int(time.time()))
         # an orphan's spending was never subtracted (its lease money went back): charge it now
         for lease, amount in consumed:
             if lease.orphaned and amount:
@@ -127,11 +132,13 @@ async def write_batch(worker_id: str, batch: Batch, consumed: list[tuple[Lease, 
         for lease, amount in consumed:
             spent[(lease.kind, lease.ref_id)] = amount
         back = {(lease.kind, lease.ref_id): amount for lease, amount in returning}
-        for key in set(spent) | set(back):
+        for key in set(spent) | set(back) | answered:
             kind, ref = key
             delta = spent.get(key, 0) + back.get(key, 0)
-            await m.QuotaLease.filter(worker=worker_id, kind=kind, ref_id=ref).using_db(conn).update(
-                held=F("held") - delta)
+            change: dict[str, Any] = {"held": F("held") - delta}
+            if key in answered:
+                change["wanted"] = False
+            await m.QuotaLease.filter(worker=worker_id, kind=kind, ref_id=ref).using_db(conn).update(**change)
             if key in back and back[key]:
                 await return_to_balance(kind, ref, back[key], conn)
         await m.QuotaLease.filter(worker=worker_id, held=0).using_db(conn).delete()

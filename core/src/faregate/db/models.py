@@ -282,17 +282,22 @@ class Log(Model):
 class QuotaLease(Model):
     """Quota a worker has taken out of a user's or token's balance to spend from
     memory. ``held`` is what is still unspent as of the last flush; a sweeper returns
-    the leases of workers whose heartbeat stopped."""
+    the leases of workers whose heartbeat stopped. ``wanted``: another worker is short of
+    this balance and asks the holder to give its unreserved part back at its next flush
+    (which clears the mark)."""
 
     id = fields.IntField(primary_key=True)
     worker = fields.CharField(max_length=64, db_index=True)
     kind = fields.CharField(max_length=8)  # "user" | "token"
     ref_id = fields.IntField()
     held = fields.BigIntField(default=0)
+    wanted = fields.BooleanField(default=False, db_default=False)
 
     class Meta:
         table = "quota_leases"
         unique_together = (("worker", "kind", "ref_id"),)
+        # every lease of one balance: what all workers hold of it (shown balances, reclaiming)
+        indexes = (Index(fields=("kind", "ref_id"), name="idx_quota_leases_balance"),)
 
 
 class Worker(Model):
