@@ -7,7 +7,8 @@ call is answered 200. Before, the first worker leased the whole balance (a 50,00
 kept it until 5 s idle, so every call on the other worker got 403 "quota is not enough". The
 same with reservations worth 60 % of the balance (whatever the reservation size, two workers
 cannot both hold one: the second must get the first's back), and with a small wallet behind an
-unlimited key."""
+unlimited key. And requests in flight at once on both sides, which together fit the balance,
+are all served."""
 
 from __future__ import annotations
 
@@ -30,11 +31,30 @@ CALLS = 10
 # a reservation is the prompt (a dozen tokens) plus max_tokens at ratios 1: a small one, and
 # one worth 60 % of the balance (each call costs ~25)
 RESERVATIONS = {"small": 1_000, "large": 30_000}
+# in flight at once: this many per side, each reserving a share that together fit the balance
+IN_FLIGHT = 4
+IN_FLIGHT_TOKENS = BALANCE * 96 // 100 // (2 * IN_FLIGHT) - 20
+
+
+class GatedOpenAI(FakeOpenAI):
+    """Answers once :attr:`gate` is open (it is, unless a test closes it), counting the
+    requests that reached it."""
+
+    def __init__(self) -> None:
+        super().__init__(models=[MODEL])
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.reached = 0
+
+    async def answer(self, request: Any, response: Any) -> None:
+        self.reached += 1
+        await self.gate.wait()
+        await super().answer(request, response)
 
 
 @pytest_asyncio.fixture
-async def upstream() -> AsyncIterator[FakeOpenAI]:
-    async with FakeOpenAI(models=[MODEL]) as fake:
+async def upstream() -> AsyncIterator[GatedOpenAI]:
+    async with GatedOpenAI() as fake:
         yield fake
 
 
@@ -87,13 +107,34 @@ async def known_everywhere(sides: list[httpx.AsyncClient], key: str) -> None:
             await asyncio.sleep(0.05)
 
 
-async def assert_all_served(admin: AdminClient, sides: list[httpx.AsyncClient], name: str) -> None:
+async def in_flight_at_once(upstream: GatedOpenAI, sides: list[list[httpx.AsyncClient]], key: str) -> list[int]:
+    """IN_FLIGHT requests per side at once, the upstream holding its answers until all of
+    them reached it (or one was answered without it): the reservations are all open together."""
+    upstream.gate.clear()
+    upstream.reached = 0
+    calls = [asyncio.create_task(call(http, key, IN_FLIGHT_TOKENS)) for side in sides for http in side]
+    for _ in range(6000):
+        if upstream.reached == len(calls) or any(c.done() for c in calls):
+            break
+        await asyncio.sleep(0.01)
+    upstream.gate.set()
+    return [resp.status_code for resp in await asyncio.gather(*calls)]
+
+
+async def assert_all_served(admin: AdminClient, upstream: GatedOpenAI, sides: list[list[httpx.AsyncClient]],
+                            name: str) -> None:
+    """The back-to-back calls over the first connection of each side, then requests in flight
+    at once on every connection."""
+    firsts = [side[0] for side in sides]
     for size, max_tokens in RESERVATIONS.items():
         keys = await small_balances(admin, f"{name}{size}")
         for limit, key in keys.items():
-            await known_everywhere(sides, key)
-            answers = await back_to_back(sides, key, max_tokens)
+            await known_everywhere(firsts, key)
+            answers = await back_to_back(firsts, key, max_tokens)
             assert answers == ["200"] * CALLS, (size, limit, answers)
+    for limit, key in (await small_balances(admin, f"{name}burst")).items():
+        await known_everywhere(firsts, key)
+        assert await in_flight_at_once(upstream, sides, key) == [200] * IN_FLIGHT * len(sides), limit
 
 
 # ---- two workers of one node -------------------------------------------------------------
@@ -106,12 +147,12 @@ def lease_worker(data_dir: str, token_id: int) -> str | None:
     return None if row is None else str(row[0])
 
 
-async def one_connection_per_worker(admin: AdminClient, process: GatewayProcess) -> list[httpx.AsyncClient]:
-    """A keep-alive connection to each worker: each candidate connection serves one call with a
-    key of its own, and the worker holding that key's lease is the connection's."""
-    found: dict[str, httpx.AsyncClient] = {}
+async def connections_per_worker(admin: AdminClient, process: GatewayProcess) -> list[list[httpx.AsyncClient]]:
+    """IN_FLIGHT keep-alive connections to each worker: each candidate connection serves one
+    call with a key of its own, and the worker holding that key's lease is the connection's."""
+    found: dict[str, list[httpx.AsyncClient]] = {}
     spare: list[httpx.AsyncClient] = []
-    for attempt in range(16):
+    for attempt in range(12 * IN_FLIGHT):
         http = httpx.AsyncClient(base_url=process.base_url, timeout=60, limits=httpx.Limits(max_connections=1))
         token = await admin.ok("POST", "/api/token/", json={"name": f"probe{attempt}", "remain_quota": 10**7,
                                                              "expired_time": -1})
@@ -119,30 +160,30 @@ async def one_connection_per_worker(admin: AdminClient, process: GatewayProcess)
         assert (await call(http, key, 10)).status_code == 200
         worker = lease_worker(process.env["FAREGATE_DATA_DIR"], token["id"])
         assert worker is not None
-        if worker in found:
-            spare.append(http)
-        else:
-            found[worker] = http
-        if len(found) == 2:
+        side = found.setdefault(worker, [])
+        (side if len(side) < IN_FLIGHT else spare).append(http)
+        if len(found) == 2 and all(len(side) == IN_FLIGHT for side in found.values()):
             break
     for http in spare:
         await http.aclose()
-    assert len(found) == 2, "could not get a connection to each worker"
-    return list(found.values())
+    sides = list(found.values())
+    assert len(sides) == 2 and all(len(side) == IN_FLIGHT for side in sides), "connections to both workers"
+    return sides
 
 
-async def test_two_workers_serve_a_small_balance_back_to_back(tmp_path: Any, upstream: FakeOpenAI) -> None:
+async def test_two_workers_serve_a_small_balance(tmp_path: Any, upstream: GatedOpenAI) -> None:
     process = GatewayProcess(str(tmp_path / "gw"), workers=2)
     await asyncio.to_thread(process.start)
     admin = AdminClient(process.base_url)
-    sides: list[httpx.AsyncClient] = []
+    sides: list[list[httpx.AsyncClient]] = []
     try:
         await prepare(admin, upstream)
-        sides = await one_connection_per_worker(admin, process)
-        await assert_all_served(admin, sides, "w")
+        sides = await connections_per_worker(admin, process)
+        await assert_all_served(admin, upstream, sides, "w")
     finally:
-        for http in sides:
-            await http.aclose()
+        for side in sides:
+            for http in side:
+                await http.aclose()
         await admin.close()
         await asyncio.to_thread(process.stop)
 
@@ -163,8 +204,8 @@ def redis_url() -> str:
 
 
 @pytest.mark.mariadb
-async def test_two_nodes_serve_a_small_balance_back_to_back(tmp_path: Any, upstream: FakeOpenAI,
-                                                           mariadb_url: str, redis_url: str) -> None:
+async def test_two_nodes_serve_a_small_balance(tmp_path: Any, upstream: GatedOpenAI, mariadb_url: str,
+                                               redis_url: str) -> None:
     shared = {"FAREGATE_DB_URL": mariadb_url, "FAREGATE_REDIS_URL": redis_url,
               "FAREGATE_CRYPTO_SECRET": "shared-crypto-secret", "FAREGATE_SESSION_SECRET": "shared-session-secret"}
     nodes = [GatewayProcess(str(tmp_path / name), env=shared) for name in ("a", "b")]
@@ -174,7 +215,8 @@ async def test_two_nodes_serve_a_small_balance_back_to_back(tmp_path: Any, upstr
     sides = [httpx.AsyncClient(base_url=node.base_url, timeout=60) for node in nodes]
     try:
         await prepare(admin, upstream)
-        await assert_all_served(admin, sides, "n")
+        # a pool per node: its requests in flight at once go over as many connections
+        await assert_all_served(admin, upstream, [[http] * IN_FLIGHT for http in sides], "n")
     finally:
         for http in sides:
             await http.aclose()

@@ -96,9 +96,14 @@ async def lease_from_db(worker_id: str, kind: str, ref_id: int, need: int, chunk
     ``need``) when the balance keeps as much again for other workers, else half the balance,
     never less than ``need``. Returns what was granted: 0 when the balance does not cover
     ``need``."""
-    # a hint for the size only (the conditional UPDATEs decide), read before the transaction:
-    # on SQLite a transaction that reads first cannot write once another process has written
-    size = max(need, min(chunk, await balance_of(kind, ref_id) // 2)) if chunk > need else need
+    size = need
+    if chunk > need:
+        # a hint (the conditional UPDATEs decide), read before the transaction: on SQLite a
+        # transaction that reads first cannot write once another process has written
+        hint = await balance_of(kind, ref_id)
+        if hint < need:
+            return 0  # refused without a write (a spent key used again and again)
+        size = max(need, min(chunk, hint // 2))
     async with in_transaction() as conn:
         if size > need and await take_from_balance(kind, ref_id, size, conn, only_if_covered=True):
             granted = size
