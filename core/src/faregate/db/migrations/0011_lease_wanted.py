@@ -4,7 +4,7 @@ from tortoise import fields
 from tortoise.indexes import Index
 
 class Migration(migrations.Migration):
-    dependencies = [('faregate', '0009_payments')]
+    dependencies = [('faregate', '0010_console_tables')]
 
     initial = False
 
