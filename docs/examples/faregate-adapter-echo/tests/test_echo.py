@@ -89,7 +89,8 @@ async def test_regular(setup: Setup) -> None:
     sent = setup.echo.requests[-1]
     assert sent["path"] == "/echo"
     assert sent["headers"]["x-echo-key"] == ECHO_KEY
-    assert sent["json"] == {"model": MODEL, "prompt": "hello echo world", "max_tokens": None, "stream": False}
+    # no bound from the client: the gateway sends the one it reserved (DefaultMaxTokensReserve here)
+    assert sent["json"] == {"model": MODEL, "prompt": "hello echo world", "max_tokens": 4096, "stream": False}
 
 
 async def test_regular_max_tokens(setup: Setup) -> None:
