@@ -28,7 +28,7 @@ from faregate.db import models as m
 from faregate.db import storage
 from faregate.exchange.big_bodies import BigBodyLane
 from faregate.exchange.breaker import Breakers
-from faregate.hooks import GatewayHooks
+from faregate.hooks import GatewayHooks, resolve_settings
 from faregate.log_retention import retention_loop
 from faregate.net import AddressPolicy, allowed_categories
 from faregate.observe.report import Observer
@@ -36,7 +36,7 @@ from faregate.observe.request_log import log_request
 from faregate.plugins import PluginSet
 from faregate.security.crypto import SecretBox, load_or_create_secret
 from faregate.services import Services
-from faregate.settings import CORE_SETTINGS, Setting, SettingError, Settings
+from faregate.settings import SettingError
 from faregate.state.changefeed import ChangeFeed, epoch_path
 from faregate.state.option_specs import OptionRegistry, OptionSpec
 from faregate.state.options import CORE_REGISTRY
@@ -73,7 +73,7 @@ class Gateway:
         self.plugins = plugins
         self.hooks = GatewayHooks(plugins.pm)
         declared = self.hooks.settings()
-        self.settings = Settings([*CORE_SETTINGS, *(d for d in declared if isinstance(d, Setting))], overrides)
+        self.settings = resolve_settings(declared, overrides)
         #: every runtime option: the core's, then the plugins' (register_settings)
         self.option_registry = OptionRegistry([*CORE_REGISTRY.specs.values(),
                                               *(d for d in declared if isinstance(d, OptionSpec))])

@@ -32,12 +32,20 @@ if TYPE_CHECKING:
     )
     from faregate.observe.report import Observer
     from faregate.services import Services
-    from faregate.settings import Setting
+    from faregate.settings import Setting, Settings
     from faregate.state.option_specs import OptionSpec
     from faregate.tokens import TokenCounter
 
 log = logging.getLogger("faregate.plugins")
 
+
+def resolve_settings(declared: list[Setting | OptionSpec], overrides: dict[str, Any] | None = None) -> Settings:
+    """The settings a plugin set gives (the core's, then the plugins' from ``declared``, what
+    ``register_settings`` registered), resolved: the gateway's, and ``faregate config show``'s
+    without building a gateway."""
+    from faregate.settings import CORE_SETTINGS, Setting, Settings
+
+    return Settings([*CORE_SETTINGS, *(d for d in declared if isinstance(d, Setting))], overrides)
 
 
 async def acall_all(results: list[Any]) -> list[Any]:

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
 import click
 
-from faregate.cli.runtime import announce, load_gateway, open_database
+from faregate.cli.runtime import announce, load_gateway, open_database, run_async
 
 
 def _password_ok(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -58,7 +57,7 @@ def create_root(username: str, password: str) -> None:
             await announce(gateway, "user", user.id)
             click.echo(f"root user {user.username!r} created (id {user.id})")
 
-    asyncio.run(run())
+    run_async(run())
 
 
 @admin.command("reset-password")
@@ -78,7 +77,7 @@ def reset_password(username: str, password: str) -> None:
             await announce(gateway, "user", user.id)
             click.echo(f"password of {username!r} changed")
 
-    asyncio.run(run())
+    run_async(run())
 
 
 @admin.command("unlock")
@@ -111,7 +110,7 @@ def unlock(username: str) -> None:
                            "counted when its change feed tells it, within a second on this host (other hosts: "
                            "within FAREGATE_SYNC_INTERVAL)")
 
-    asyncio.run(run())
+    run_async(run())
 
 
 async def _redis_reachable(url: str) -> bool:
@@ -158,4 +157,4 @@ def create_key(username: str, name: str, quota: int | None, group: str, expires_
             click.echo(f"sk-{key}")
             click.echo(f"key {name!r} (id {row.id}) for {username!r}: shown once, keep it safe", err=True)
 
-    asyncio.run(run())
+    run_async(run())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from faregate import jsonutil
-from faregate.cli.runtime import load_gateway
+from faregate.cli.runtime import load_settings
 
 
 @click.group()
@@ -17,7 +17,7 @@ def config() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: name → {value, origin, env}.")
 def show(as_json: bool) -> None:
     """Print the effective settings (the core's and the plugins'), secrets masked."""
-    settings = load_gateway().settings
+    settings = load_settings()
     values = settings.masked()
     if as_json:
         doc = {s.name: {"value": values[s.name], "origin": settings.origin(s.name), "env": s.env}
@@ -38,5 +38,5 @@ def table(everything: bool) -> None:
     from faregate.settings import CORE_SETTINGS
     from faregate.settings.table import markdown_table
 
-    declared = load_gateway().settings.declared() if everything else list(CORE_SETTINGS)
+    declared = load_settings().declared() if everything else list(CORE_SETTINGS)
     click.echo(markdown_table(declared), nl=False)

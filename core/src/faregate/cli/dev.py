@@ -3,14 +3,13 @@ upstream so the quick tour needs no provider key."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import signal
 
 import click
 
-from faregate.cli.runtime import load_gateway
+from faregate.cli.runtime import load_gateway, run_async
 
 
 @click.group()
@@ -38,6 +37,8 @@ def fake_provider(name: str | None, host: str, port: int, api_key: str) -> None:
     channel_type = provider.channel_types[0]
 
     async def run() -> None:
+        import asyncio  # here: every command would pay for it at start
+
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -53,7 +54,7 @@ def fake_provider(name: str | None, host: str, port: int, api_key: str) -> None:
             await stop.wait()
 
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
+        run_async(run())
 
 
 def _models(server: object) -> str:

@@ -5,7 +5,6 @@ their connection parameters (a DSN, a password) in their messages."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import tempfile
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from faregate.cli.runtime import load_gateway
+from faregate.cli.runtime import load_gateway, run_async
 from faregate.observe.causes import describe_failure, scrub, url_secrets
 
 if TYPE_CHECKING:
@@ -40,7 +39,7 @@ def doctor() -> None:
     if not gateway.formats:
         results.append((WARN, "formats", "no adapter plugin serves a client format: nothing can be relayed"))
     results.append(_data_dir(gateway.settings.data_dir))
-    results.extend(asyncio.run(_services(gateway)))
+    results.extend(run_async(_services(gateway)))
     worst = OK
     for level, name, detail in results:
         colour = {"ok": "green", "warn": "yellow", "FAIL": "red"}[level]

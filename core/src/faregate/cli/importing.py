@@ -3,13 +3,12 @@ users, keys, channels and history (see docs/switching-from-new-api.md)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 
 import click
 
-from faregate.cli.runtime import announce, load_gateway, open_database
+from faregate.cli.runtime import announce, load_gateway, open_database, run_async
 
 import_group = click.Group("import", help="Bring in another gateway's data.")
 
@@ -57,4 +56,4 @@ def import_newapi(dsn: str, logs_dsn: str | None, dry_run: bool, schema: str, as
             for line in report.lines():
                 click.echo(line)
 
-    asyncio.run(run())
+    run_async(run())

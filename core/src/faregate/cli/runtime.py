@@ -5,13 +5,24 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from faregate.settings import ENV_PREFIX, SettingError, set_from_command_line
 
 if TYPE_CHECKING:
     from faregate.gateway import Gateway
+    from faregate.settings import Settings
+
+T = TypeVar("T")
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """:func:`asyncio.run`, asyncio imported by the commands that run something: every
+    command, ``--help`` and ``--version`` too, would otherwise pay for importing it."""
+    import asyncio
+
+    return asyncio.run(coro)
 
 
 def export_flags(flags: Mapping[str, Any]) -> None:
@@ -36,6 +47,16 @@ def load_gateway(*, check_plugin_names: bool = True) -> Gateway:
     from faregate.plugins import load_plugins
 
     return Gateway(load_plugins(check_names=check_plugin_names))
+
+
+def load_settings() -> Settings:
+    """The settings of this environment as ``serve`` would resolve them (the core's and the
+    enabled plugins'), without building a gateway: its providers, clients and secrets files
+    are more than ``config show`` needs."""
+    from faregate.hooks import GatewayHooks, resolve_settings
+    from faregate.plugins import load_plugins
+
+    return resolve_settings(GatewayHooks(load_plugins().pm).settings())
 
 
 def database_error(gateway: Gateway, exc: BaseException) -> SettingError:

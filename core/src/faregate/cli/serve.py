@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import logging
 import os
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from faregate.cli.runtime import export_flags, load_gateway, migrate_database, reach_database
+from faregate.cli.runtime import export_flags, load_gateway, migrate_database, reach_database, run_async
 from faregate.settings import SettingError
 
 if TYPE_CHECKING:
@@ -25,7 +24,7 @@ log = logging.getLogger("faregate")
 
 
 def migrate_now(gateway: Gateway) -> None:
-    asyncio.run(migrate_database(gateway))
+    run_async(migrate_database(gateway))
 
 
 def bind(config: Config, settings: Any) -> Sockets:
@@ -63,7 +62,7 @@ def _sweeper(gateway: Gateway) -> Callable[[], None]:
         finally:
             await storage.close_storage()
 
-    return lambda: asyncio.run(sweep())
+    return lambda: run_async(sweep())
 
 
 @click.command()
@@ -101,7 +100,7 @@ def serve(**flags: Any) -> None:
         if settings.migrate and settings.node_type == "master":  # a slave, or FAREGATE_MIGRATE=0: a deploy step does
             migrate_now(gateway)
         else:
-            asyncio.run(reach_database(gateway))
+            run_async(reach_database(gateway))
     except BaseException:
         _close(sockets)
         raise

@@ -13,8 +13,7 @@ from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_settings import NoDecode
 
 from faregate.db.dsn import database_url
-
-ENV_PREFIX = "FAREGATE_"
+from faregate.settings.command_line import ENV_PREFIX
 
 
 def _lower(value: Any) -> Any:

@@ -16,30 +16,12 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSetti
 from pydantic_settings.sources.utils import parse_env_vars
 
 from faregate.db.dsn import from_newapi_env
-from faregate.settings.declared import ENV_PREFIX, Setting
+from faregate.settings.command_line import ENV_PREFIX, SettingError, env_origin, set_from_command_line
+from faregate.settings.declared import Setting
 
 MASK = "********"
 
-
-class SettingError(ValueError):
-    """A setting that does not validate: the start stops with this one line."""
-
-
-#: ``FAREGATE_<NAME>`` variables this process set from its command line: name → (value, flag)
-_FROM_COMMAND_LINE: dict[str, tuple[str, str]] = {}
-
-
-def set_from_command_line(env_name: str, value: str, flag: str) -> None:
-    """Set ``env_name`` for a command-line ``flag`` (so worker processes see it too) and
-    remember that it came from there: its origin reads ``command line <flag>``, not
-    ``env …``, while the variable still holds that value."""
-    os.environ[env_name] = value
-    _FROM_COMMAND_LINE[env_name] = (value, flag)
-
-
-def _env_origin(env_name: str, env: Mapping[str, str]) -> str:
-    given = _FROM_COMMAND_LINE.get(env_name)
-    return f"command line {given[1]}" if given is not None and given[0] == env.get(env_name) else f"env {env_name}"
+__all__ = ["MASK", "SettingError", "Settings", "read_config_file", "set_from_command_line"]
 
 
 class _Environment(EnvSettingsSource):
@@ -141,7 +123,7 @@ class Settings:
             self._origins[name] = next((f"env {a}" for a in self._declared[name].aliases if env.get(a)), "env")
         for setting in self._declared.values():
             if env.get(setting.env):
-                self._origins[setting.name] = _env_origin(setting.env, env)
+                self._origins[setting.name] = env_origin(setting.env, env)
         for name in overrides:
             self._origins[name] = "command line"
         try:

@@ -1,0 +1,52 @@
+"""What a CLI command imports: ``--version`` and ``--help`` start with click alone (no
+pydantic, pluggy, asyncio or the gateway's libraries), and ``config show`` resolves the
+settings without building a gateway. Every command pays for its imports at each start
+(docs/benchmarks.md, "CLI start-up")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+#: modules no command needs before it runs (pydantic: the settings; the rest: a gateway)
+HEAVY = ("pydantic", "pydantic_settings", "pluggy", "asyncio", "tortoise", "quart", "httpx", "aiohttp",
+         "faregate.api", "faregate.gateway", "faregate.plugins")
+
+PROBE = """
+import json, sys
+from faregate.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def imported(tmp_path: Path, *args: str) -> set[str]:
+    """The modules imported by the time ``faregate ARGS`` ends (its output's last line)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAREGATE_")}
+    env["FAREGATE_DATA_DIR"] = str(tmp_path / "data")
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env,
+                          timeout=120, check=True)
+    return set(json.loads(proc.stdout.splitlines()[-1]))
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",), ("config", "--help"), ("admin", "--help")],
+                         ids=" ".join)
+def test_help_and_version_import_no_heavy_module(tmp_path: Path, args: tuple[str, ...]) -> None:
+    modules = imported(tmp_path, *args)
+    assert "click" in modules
+    assert [name for name in HEAVY if name in modules] == []
+
+
+def test_config_show_builds_no_gateway(tmp_path: Path) -> None:
+    modules = imported(tmp_path, "config", "show")
+    assert "faregate.plugins" in modules and "faregate.settings.resolve" in modules  # it did resolve them
+    assert "faregate.gateway" not in modules
+    assert not (tmp_path / "data" / "crypto.secret").exists()  # nor made the gateway's secrets
