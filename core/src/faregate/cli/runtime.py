@@ -43,10 +43,12 @@ def load_gateway(*, check_plugin_names: bool = True) -> Gateway:
     """The gateway of this environment (plugins, settings), not yet started; a bad
     setting raises :class:`faregate.settings.SettingError` (a plugin name no installed
     plugin has too, unless ``check_plugin_names`` is false: ``doctor`` reports it)."""
-    from faregate.gateway import Gateway
     from faregate.plugins import load_plugins
 
-    return Gateway(load_plugins(check_names=check_plugin_names))
+    plugins = load_plugins(check_names=check_plugin_names)  # first: a bad core setting stops it before
+    from faregate.gateway import Gateway  # the gateway's imports, which cost seconds
+
+    return Gateway(plugins)
 
 
 def load_settings() -> Settings:
