@@ -68,10 +68,11 @@ class PluginSet:
 def installed_entry_points() -> Iterable[tuple[importlib.metadata.EntryPoint, str, str]]:
     seen: set[tuple[str, str]] = set()
     for dist in importlib.metadata.distributions():
+        ours = [ep for ep in dist.entry_points if ep.group == GROUP]
+        if not ours:  # most distributions: their metadata (a whole METADATA file parsed) is not read
+            continue
         dist_name = dist.metadata["Name"]
-        for ep in dist.entry_points:
-            if ep.group != GROUP:
-                continue
+        for ep in ours:
             key = (dist_name.lower(), ep.name)
             if key in seen:  # the same dist found twice on sys.path (lib64 → lib)
                 continue
