@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,14 @@ def test_finding_plugins_reads_only_the_plugins_metadata(monkeypatch: pytest.Mon
     dists = [_Dist("faregate-x", [ours, other]), _Dist("not-a-plugin", [other]), _Dist("bare", [])]
     monkeypatch.setattr(plugins.importlib.metadata, "distributions", lambda: dists)
     assert list(plugins.installed_entry_points()) == [(ours, "faregate-x", "1.0")]
+
+
+def test_a_port_in_use_stops_serve_before_the_plugins_load(tmp_path: Path) -> None:
+    """``serve`` binds its port right after reading the core settings: a port another program
+    holds is told before seconds of plugin and gateway imports."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        modules = imported(tmp_path, "serve", "--port", str(taken.getsockname()[1]))
+    assert "faregate.settings.resolve" in modules
+    assert "faregate.plugins" not in modules and "faregate.gateway" not in modules

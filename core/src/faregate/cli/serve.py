@@ -85,17 +85,17 @@ def serve(**flags: Any) -> None:
     export_flags(flags)  # flags win over the environment, in this process and in its workers
     core = Settings(CORE_SETTINGS)
     logs.configure_from(core)  # before anything else can write a line
-    gateway = load_gateway()
-    settings = gateway.settings
     config = Config()
-    config.bind = [f"{settings.host}:{settings.port}"]
+    config.bind = [f"{core.host}:{core.port}"]
     config.keep_alive_timeout = 75
     config.graceful_timeout = 15
     # Hypercorn's lines go through our handlers (text or JSON, redacted), not its own
     config.errorlog = logging.getLogger("hypercorn.error")
-    config.accesslog = logging.getLogger("hypercorn.access") if settings.access_log else None
-    sockets = bind(config, settings)
+    config.accesslog = logging.getLogger("hypercorn.access") if core.access_log else None
+    sockets = bind(config, core)  # before the plugins and the gateway: a port in use is told in a moment
     try:
+        gateway = load_gateway()
+        settings = gateway.settings
         warn_if_open(settings.data_dir)  # said once here, not by every worker
         if settings.migrate and settings.node_type == "master":  # a slave, or FAREGATE_MIGRATE=0: a deploy step does
             migrate_now(gateway)
