@@ -17,7 +17,6 @@ from faregate.billing.ledger import QuotaLedger, sweep_dead_workers
 from faregate.billing.quota_warnings import QuotaWarnings
 from faregate.contracts import (
     DbModels,
-    EndpointDriver,
     InboundFormat,
     PaymentProvider,
     Provider,
@@ -28,6 +27,7 @@ from faregate.db import models as m
 from faregate.db import storage
 from faregate.exchange.big_bodies import BigBodyLane
 from faregate.exchange.breaker import Breakers
+from faregate.exchange.policies import EndpointDriver
 from faregate.hooks import GatewayHooks
 from faregate.log_retention import retention_loop
 from faregate.net import AddressPolicy, allowed_categories

@@ -19,9 +19,10 @@ if TYPE_CHECKING:
     from faregate.accounts.service import Accounts
     from faregate.contracts import PaymentProvider
     from faregate.gateway import Gateway
+    from faregate.principals import TokenEntry, UserEntry
     from faregate.settings import Settings
     from faregate.state.options import Options
-    from faregate.state.snapshot import ChannelEntry, TokenEntry, UserEntry
+    from faregate.state.snapshot import ChannelEntry
     from faregate.upstream import UpstreamClient
 
 

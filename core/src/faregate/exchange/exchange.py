@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from faregate import jsonutil
 from faregate.billing.output_limits import MAX_OUTPUT_TOKENS as MAX_OUTPUT_TOKENS  # the largest output budget
 from faregate.canonical import ChatRequest, Usage
+from faregate.contracts.inbound import JSON, InboundRequest, Outcome
 from faregate.errors import bad_request
 from faregate.exchange import admission, report, settlement
-from faregate.exchange.inbound import JSON, InboundRequest, Outcome
 from faregate.observe.logs import request_id_var
 
 if TYPE_CHECKING:

@@ -16,6 +16,7 @@ from typing import Any
 from faregate import jsonutil
 from faregate.db import models as m
 from faregate.errors import GatewayError
+from faregate.principals import TokenEntry, UserEntry
 from faregate.security.crypto import SecretBox
 from faregate.state.channel_features import NO_FEATURES, ChannelFeatures, compile_features
 from faregate.state.ended_sessions import ended_sessions, ended_sessions_by_user
@@ -23,33 +24,6 @@ from faregate.state.option_specs import OptionRegistry
 from faregate.state.options import CORE_REGISTRY, Options
 
 log = logging.getLogger("faregate.state")
-
-
-@dataclass(slots=True)
-class TokenEntry:
-    id: int
-    user_id: int
-    key_hash: str
-    name: str
-    status: int
-    expired_time: int
-    unlimited: bool
-    model_limits: frozenset[str] | None
-    allow_ips: list[ipaddress.IPv4Network | ipaddress.IPv6Network] | None
-    group: str
-
-
-@dataclass(slots=True)
-class UserEntry:
-    id: int
-    username: str
-    role: int
-    status: int
-    group: str
-    #: a login session carrying another number was revoked (users.session_version)
-    session_version: int = 0
-    #: the markers of the user's logged-out sessions (faregate.accounts.sessions.ended_marker)
-    ended_sessions: frozenset[str] = frozenset()
 
 
 #: a multi-key channel's per-key status (``channel_info.multi_key_status_list``): absent means enabled
