@@ -25,6 +25,7 @@ from faregate.contracts import (
 )
 from faregate.db import models as m
 from faregate.db import storage
+from faregate.default_plugins.options import CORE_REGISTRY, GatewayOptions
 from faregate.exchange.big_bodies import BigBodyLane
 from faregate.exchange.breaker import Breakers
 from faregate.exchange.policies import EndpointDriver
@@ -39,7 +40,6 @@ from faregate.services import Services
 from faregate.settings import CORE_SETTINGS, Setting, SettingError, Settings
 from faregate.state.changefeed import ChangeFeed, epoch_path
 from faregate.state.option_specs import OptionRegistry, OptionSpec
-from faregate.state.options import CORE_REGISTRY
 from faregate.state.snapshot import Snapshot
 from faregate.tokens import TokenCounter, Tokenizer
 from faregate.upstream import UpstreamClient
@@ -74,7 +74,7 @@ class Gateway:
         self.hooks = GatewayHooks(plugins.pm)
         declared = self.hooks.settings()
         self.settings = Settings([*CORE_SETTINGS, *(d for d in declared if isinstance(d, Setting))], overrides)
-        #: every runtime option: the core's, then the plugins' (register_settings)
+        #: every runtime option: the core's (collected from their owners), then the plugins' (register_settings)
         self.option_registry = OptionRegistry([*CORE_REGISTRY.specs.values(),
                                               *(d for d in declared if isinstance(d, OptionSpec))])
         self.services = Services(self)
@@ -128,7 +128,7 @@ class Gateway:
         self.box = SecretBox(crypto_secret)
         self._check_db_url()
         self.backend, self.db_config = storage.tortoise_config(self.db_url, self.storage_backends, self.db_models)
-        self.snapshot = Snapshot(self.box, self.option_registry)
+        self.snapshot = Snapshot(self.box, self.option_registry, GatewayOptions)
         self.feed: ChangeFeed  # made in start(), once storage is open
         self.ledger = QuotaLedger(flush_interval=self.settings.flush_interval,
                                   lease_idle=self.settings.lease_idle_seconds)

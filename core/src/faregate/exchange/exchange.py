@@ -38,10 +38,10 @@ if TYPE_CHECKING:
     from faregate.contracts import InboundFormat, RequestSummary
     from faregate.errors import GatewayError
     from faregate.exchange.attempts import Operation
+    from faregate.exchange.options import RelayOptions
     from faregate.gateway import Gateway
     from faregate.multipart import Form
     from faregate.principals import Principal
-    from faregate.state.options import Options
     from faregate.state.snapshot import ChannelEntry
 
 P = ParamSpec("P")
@@ -129,7 +129,7 @@ class Exchange:
         return self.request.client_ip
 
     @property
-    def options(self) -> Options:
+    def options(self) -> RelayOptions:
         return self.gateway.snapshot.options
 
     def canonical(self) -> ChatRequest:
