@@ -14,6 +14,8 @@ from faregate.billing.pricing import CACHE_WRITE_1H_MULTIPLIER
 from faregate.net.urls import url_form_problem
 from faregate.payments.money import PAYMENT_OPTIONS
 from faregate.state import option_specs as specs
+from faregate.state.absent_options import ABSENT_OPTIONS
+from faregate.state.console_options import CONSOLE_OPTIONS
 from faregate.state.option_specs import OptionRegistry, OptionSpec
 
 if TYPE_CHECKING:
@@ -200,8 +202,9 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
 )
 
 # the account options (registration, password login, email rules) and the general payment options
-# (top-up prices) live beside the code reading them
-CORE_REGISTRY = OptionRegistry((*CORE_OPTIONS, *ACCOUNT_OPTIONS, *PAYMENT_OPTIONS))
+# (top-up prices) live beside the code reading them; new-api's console-only options and those of
+# features Faregate does not have (issue 28) in their own modules
+CORE_REGISTRY = OptionRegistry((*CORE_OPTIONS, *ACCOUNT_OPTIONS, *PAYMENT_OPTIONS, *CONSOLE_OPTIONS, *ABSENT_OPTIONS))
 
 
 class Options:
