@@ -9,6 +9,7 @@ table of how each is handled."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -209,3 +210,9 @@ async def test_the_sidebar_hides_the_missing_features_pages(admin: AdminClient) 
     assert resp.status_code == 400 and "Midjourney" in resp.json()["message"]
     resp = await _put(admin, "SidebarModulesAdmin", '{"admin": {"subscription": true}}')
     assert resp.status_code == 400 and "subscriptions" in resp.json()["message"]
+
+
+def test_the_docs_say_how_each_option_is_handled() -> None:
+    docs = (Path(__file__).parents[1] / "docs" / "management-api.md").read_text()
+    table = docs[docs.index("## new-api's options, one by one"):]
+    assert [name for name in NEWAPI_OPTIONS if f"`{name}`" not in table] == []
