@@ -216,3 +216,12 @@ def test_the_docs_say_how_each_option_is_handled() -> None:
     docs = (Path(__file__).parents[1] / "docs" / "management-api.md").read_text()
     table = docs[docs.index("## new-api's options, one by one"):]
     assert [name for name in NEWAPI_OPTIONS if f"`{name}`" not in table] == []
+
+
+async def test_a_refused_value_stored_behind_the_api_is_not_in_force(admin: AdminClient) -> None:
+    """A new-api table copied by hand (DrawingEnabled on): the listing and the status say
+    what is in force, the default."""
+    await m.Option.create(key="DrawingEnabled", value="true")
+    await m.Option.create(key="console_setting.faq", value="not json")
+    listed = {item["key"]: item["value"] for item in await admin.ok("GET", "/api/option/")}
+    assert (listed["DrawingEnabled"], listed["console_setting.faq"]) == ("false", "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
@@ -117,11 +118,16 @@ class OptionItem(Shape):
 @require(m.ROLE_ROOT)
 @document_response(Ok[list[OptionItem]])
 async def get_options(me: Principal) -> Response:
-    """Every declared option with its value in force (the default when none is stored);
-    secrets are never listed."""
+    """Every declared option with its value in force: the default when none is stored, or when
+    the stored one is refused (written behind the API's back or before a check existed: the
+    options in force then use the default too); secrets are never listed."""
     registry = gateway().option_registry
-    stored = {row.key: row.value for row in await m.Option.all()}
-    values = {**registry.defaults(), **{k: v for k, v in stored.items() if k in registry}}
+    values = registry.defaults()
+    for row in await m.Option.all():
+        if row.key in registry:
+            with contextlib.suppress(OptionError):
+                registry.check(row.key, row.value)
+                values[row.key] = row.value
     return ok([{"key": key, "value": value} for key, value in values.items() if not registry.is_secret(key)])
 
 
