@@ -15,6 +15,7 @@ from faregate.db import models as m
 from faregate.management.common import fail, gateway, guarded, ok, public, require
 from faregate.management.openapi import Body, Done, Ok, Shape
 from faregate.principals import Principal
+from faregate.state.absent_options import missing_feature
 from faregate.state.option_specs import OptionError, form_of
 
 blueprint = Blueprint("system", __name__)
@@ -153,10 +154,13 @@ class OptionSchemaItem(Shape):
 @document_response(Ok[list[OptionSchemaItem]])
 async def get_option_schema(me: Principal) -> Response:
     """Every declared option (the core's and the installed plugins'), in declaration order,
-    with the type and range its value is checked against on ``PUT /api/option/``."""
+    with the type and range its value is checked against on ``PUT /api/option/``; not those of
+    features Faregate does not have (new-api's, known but holding only their default: no form)."""
     registry = gateway().option_registry
     items: list[dict[str, Any]] = []
     for key, spec in registry.specs.items():
+        if missing_feature(spec) is not None:
+            continue
         secret = registry.is_secret(key)
         form = form_of(spec.parse, spec.default)
         item: dict[str, Any] = {"key": key, "kind": form.kind, "default": "" if secret else spec.default,

@@ -53,6 +53,11 @@ class _Refused:
         return value
 
 
+def missing_feature(spec: OptionSpec) -> str | None:
+    """The feature ``spec`` is refused for, None for an option that works."""
+    return spec.parse.feature if isinstance(spec.parse, _Refused) else None
+
+
 def refused(key: str, default: str, parse: Parser, feature: str, about: str) -> OptionSpec:
     return OptionSpec(key, default, f"{about} Not supported: Faregate has no {feature}.",
                       _Refused(parse, default, feature))
