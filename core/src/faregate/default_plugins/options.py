@@ -15,6 +15,8 @@ from faregate.exchange.options import RELAY_OPTIONS
 from faregate.log_retention import LOG_RETENTION_OPTIONS
 from faregate.management.site_options import SITE_OPTIONS, SiteOptions
 from faregate.payments.money import PAYMENT_OPTIONS
+from faregate.state.absent_options import ABSENT_OPTIONS
+from faregate.state.console_options import CONSOLE_OPTIONS
 from faregate.state.option_specs import OptionRegistry, OptionSpec
 
 #: every option set of the core, in declaration order (``GET /api/option/schema`` lists them so)
@@ -25,6 +27,8 @@ CORE_OPTION_SETS: tuple[tuple[OptionSpec, ...], ...] = (
     SITE_OPTIONS,
     ACCOUNT_OPTIONS,
     PAYMENT_OPTIONS,
+    CONSOLE_OPTIONS,  # new-api's console-only options
+    ABSENT_OPTIONS,  # new-api's options of features Faregate does not have: refused by name
 )
 
 CORE_REGISTRY = OptionRegistry(spec for specs in CORE_OPTION_SETS for spec in specs)
