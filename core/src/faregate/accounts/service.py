@@ -21,7 +21,7 @@ from faregate.db import models as m
 from faregate.security.passwords import check_login_password, hash_password_async
 
 if TYPE_CHECKING:
-    from faregate.gateway import Gateway
+    from faregate.accounts.host import AccountsHost
     from faregate.state.snapshot import UserEntry
 
 #: the one-time secret purpose of sign-up codes sent by email (``POST /api/user/register``
@@ -70,7 +70,7 @@ class OneTimeSecret:
 
 
 class Accounts:
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: AccountsHost) -> None:
         # plugins take this door while the gateway is being built: nothing here reads the
         # gateway before it serves
         self._gw = gateway

@@ -20,8 +20,7 @@ from faregate.db import models as m
 from faregate.principals import AuthRequest, Principal
 
 if TYPE_CHECKING:
-    from faregate.app import FaregateApp
-    from faregate.gateway import Gateway
+    from faregate.management.host import GatewayApp, ManagementHost
 
 log = logging.getLogger("faregate.management")
 
@@ -47,9 +46,9 @@ class BadInput(Exception):
         self.status = status
 
 
-def gateway() -> Gateway:
-    """The running worker's gateway (``current_app`` is the :class:`FaregateApp`)."""
-    return cast("FaregateApp", current_app).faregate
+def gateway() -> ManagementHost:
+    """The running worker's gateway (``current_app`` is the :class:`~faregate.app.FaregateApp`)."""
+    return cast("GatewayApp", current_app).faregate
 
 
 def ok(data: Any = None, message: str = "") -> Response:
