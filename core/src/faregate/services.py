@@ -16,9 +16,9 @@ from faregate.security.crypto import key_hash
 from faregate.tokens import TokenEstimator, estimator
 
 if TYPE_CHECKING:
-    from faregate.accounts.service import Accounts
     from faregate.contracts import PaymentProvider
     from faregate.gateway import Gateway
+    from faregate.management.accounts_door import Accounts
     from faregate.settings import Settings
     from faregate.state.options import Options
     from faregate.state.snapshot import ChannelEntry, TokenEntry, UserEntry
@@ -68,7 +68,7 @@ class Services:
         (second factor, fresh session), revoke sessions, bind outside identities, keep
         one-time secrets, throttle guesses, seal secrets at rest."""
         if self._accounts is None:
-            from faregate.accounts.service import Accounts
+            from faregate.management.accounts_door import Accounts
 
             self._accounts = Accounts(self._gw)
         return self._accounts

@@ -15,6 +15,8 @@ from tortoise.models import Model
 from tortoise.queryset import QuerySet
 
 from faregate import jsonutil
+from faregate.accounts import errors as account_errors
+from faregate.accounts.errors import Refused
 from faregate.awaitables import await_me_maybe
 from faregate.db import models as m
 from faregate.principals import AuthRequest, Principal
@@ -64,12 +66,18 @@ def fail(message: str, status: int = 200, **extra: Any) -> Response:
                     content_type="application/json")
 
 
+def refusal(refused: Refused) -> Response:
+    """A refusal of the account rules in new-api's envelope, with ``Retry-After`` when it has one."""
+    response = fail(refused.message, status=refused.status)
+    if refused.retry_after is not None:
+        response.headers["Retry-After"] = str(refused.retry_after)
+    return response
+
+
 def too_many(what: str, wait: float) -> Response:
     """The 429 of a throttle or rate limit: "too many ``what``", with ``Retry-After``
     the ``wait`` in whole seconds."""
-    response = fail(f"too many {what}; try again in {int(wait)} seconds", status=429)
-    response.headers["Retry-After"] = str(int(wait))
-    return response
+    return refusal(account_errors.too_many(what, wait))
 
 
 def parse_id(value: Any, name: str = "id", *, text: bool = True) -> int:
@@ -194,6 +202,8 @@ def guarded(view: View) -> View:
             return await view(*args, **kwargs)
         except BadInput as exc:
             return fail(exc.message, status=exc.status)
+        except Refused as refused:
+            return refusal(refused)
         except IntegrityError:
             log.warning("%s %s: integrity error", request.method, request.path)
             return fail("the change conflicts with an existing record")

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from faregate.exchange.host import ExchangeHost
 
 if TYPE_CHECKING:
-    from faregate.accounts.service import Accounts
     from faregate.billing.quota_warnings import QuotaWarnings
     from faregate.contracts import Authenticator, PaymentProvider, Provider, SecondFactor, StorageBackend
+    from faregate.management.accounts_door import Accounts
     from faregate.net import AddressPolicy
     from faregate.state.option_specs import OptionRegistry
     from faregate.state.snapshot import TokenEntry
