@@ -58,7 +58,7 @@ from __future__ import annotations
 
 from faregate import __version__, hookimpl
 from faregate.accounts.notify import Notification, Notifier, NotifyError, NotifyTarget
-from faregate.accounts.service import EMAIL_VERIFICATION, Account, Accounts, OneTimeSecret, SignupError
+from faregate.accounts.service import EMAIL_VERIFICATION, Account, OneTimeSecret, SignupError
 from faregate.billing.ledger import LogEntry, Reservation
 from faregate.billing.pending import UsageRecorder
 from faregate.billing.pricing import Price, prompt_bound, usage_quota
@@ -147,6 +147,7 @@ from faregate.jsonutil import dumps as json_dumps
 from faregate.jsonutil import dumps_str as json_dumps_str
 from faregate.jsonutil import loads as json_loads
 from faregate.kit import HttpJsonProvider, join_url, malformed_response
+from faregate.management.accounts_door import Accounts
 from faregate.management.channel_test_kinds import probe_body
 from faregate.management.common import BadInput, fail, guarded, ok, public, require, require_session
 from faregate.management.openapi import Body, Done, Ok, Shape

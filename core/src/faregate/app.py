@@ -10,11 +10,10 @@ from quart.sessions import SecureCookieSession, SecureCookieSessionInterface
 from quart.wrappers import BaseRequestWebsocket
 
 from faregate.accounts.sessions import SESSION_LIFETIME
-from faregate.edge import errors, health, keep_alive, page_policy, request_ids, routes
+from faregate.edge import errors, health, keep_alive, metrics, page_policy, request_ids, routes
 from faregate.edge.proxies import TrustedProxies
 from faregate.gateway import Gateway
 from faregate.management import missing_methods, openapi, register_management
-from faregate.observe import metrics
 from faregate.plugins import PluginSet, load_plugins
 from faregate.security import redact
 

@@ -16,10 +16,10 @@ from faregate.security.crypto import key_hash
 from faregate.tokens import TokenEstimator, estimator
 
 if TYPE_CHECKING:
-    from faregate.accounts.service import Accounts
     from faregate.contracts import PaymentProvider
     from faregate.default_plugins.options import GatewayOptions
     from faregate.gateway import Gateway
+    from faregate.management.accounts_door import Accounts
     from faregate.principals import TokenEntry, UserEntry
     from faregate.settings import Settings
     from faregate.state.snapshot import ChannelEntry
@@ -70,7 +70,7 @@ class Services:
         (second factor, fresh session), revoke sessions, bind outside identities, keep
         one-time secrets, throttle guesses, seal secrets at rest."""
         if self._accounts is None:
-            from faregate.accounts.service import Accounts
+            from faregate.management.accounts_door import Accounts
 
             self._accounts = Accounts(self._gw)
         return self._accounts

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from faregate.contracts import InboundFormat, RequestSummary
     from faregate.errors import GatewayError
     from faregate.exchange.attempts import Operation
+    from faregate.exchange.host import ExchangeHost
     from faregate.exchange.options import RelayOptions
-    from faregate.gateway import Gateway
     from faregate.multipart import Form
     from faregate.principals import Principal
     from faregate.state.snapshot import ChannelEntry
@@ -80,7 +80,7 @@ class Exchange:
                  "price", "reservation", "channel", "upstream_model", "attempt", "tried", "extra", "secrets",
                  "upstream_seconds", "answer_at", "reported", "unable_at_admission", "_canonical")
 
-    def __init__(self, gateway: Gateway, request: InboundRequest, fmt: InboundFormat) -> None:
+    def __init__(self, gateway: ExchangeHost, request: InboundRequest, fmt: InboundFormat) -> None:
         self.gateway = gateway
         self.request = request
         self.format = fmt

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from quart import Quart
 
-    from faregate.gateway import Gateway
+    from faregate.management.host import ManagementHost
 
 
-def register_management(app: Quart, gateway: Gateway) -> None:
+def register_management(app: Quart, gateway: ManagementHost) -> None:
     from faregate.management import (
         bindings,
         channel_bulk,

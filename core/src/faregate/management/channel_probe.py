@@ -28,7 +28,6 @@ from faregate.exchange.attempts import MAX_ERROR_BODY, upstream_target
 from faregate.exchange.channel_request import customize
 from faregate.exchange.routing import map_model
 from faregate.exchange.system_prompt import with_system_prompt
-from faregate.gateway import Gateway
 from faregate.kit.http_json import SHAPE_ERRORS
 from faregate.management.channel_test_kinds import (
     CHAT,
@@ -41,6 +40,7 @@ from faregate.management.channel_test_kinds import (
     guessed_kind,
 )
 from faregate.management.common import BadInput, fail, gateway, ok, parse_id, require
+from faregate.management.host import ManagementHost
 from faregate.management.openapi import Ok, Shape
 from faregate.principals import Principal
 from faregate.security.redact import redact
@@ -77,7 +77,7 @@ async def _read(resp: UpstreamResponse, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def _send(gw: Gateway, req: UpstreamRequest, secrets: tuple[str, ...], provider: Provider,
+async def _send(gw: ManagementHost, req: UpstreamRequest, secrets: tuple[str, ...], provider: Provider,
                 limit: int = MAX_ERROR_BODY * 8, proxy: str = "", success: tuple[int, ...] = (200,)
                 ) -> tuple[bytes, float]:
     """The upstream's 200 body (or that of another ``success`` status) and the seconds it
@@ -140,7 +140,7 @@ def choose_test(provider: Provider, target: UpstreamTarget, kind: str, model: st
     raise GatewayError(400, f"channel type {channel_type} ({name}) has no endpoint a channel test can call")
 
 
-async def test_one(gw: Gateway, row: m.Channel, model: str | None, kind: str = "",
+async def test_one(gw: ManagementHost, row: m.Channel, model: str | None, kind: str = "",
                    me: Principal | None = None) -> tuple[bool, str, float]:
     """One minimal request of endpoint ``kind`` ("" : the channel's default, see
     :func:`choose_test`) through the channel's provider, with everything the relay adds
@@ -196,7 +196,7 @@ async def test_one(gw: Gateway, row: m.Channel, model: str | None, kind: str = "
     return True, "", seconds
 
 
-def _test_ratios(gw: Gateway, model: str, me: Principal) -> dict[str, float]:
+def _test_ratios(gw: ManagementHost, model: str, me: Principal) -> dict[str, float]:
     """The ratios a consume row carries (its log view prints them; without them new-api's shows
     "$NaN"): the model's price as the relay would charge the admin's own group."""
     options = gw.snapshot.options
@@ -272,7 +272,7 @@ async def test_all(me: Principal) -> Response:
     return ok()
 
 
-async def upstream_models(gw: Gateway, entry: ChannelEntry) -> list[str]:
+async def upstream_models(gw: ManagementHost, entry: ChannelEntry) -> list[str]:
     """The models the channel's upstream lists, asked through its provider and the channel's
     proxy, as a relay request goes; a GatewayError (its message safe to show) when it cannot."""
     provider = gw.providers.get(entry.type)
@@ -305,7 +305,7 @@ class BalanceError(Exception):
     """Why a channel's balance is unknown (a message safe to show the admin)."""
 
 
-async def query_balance(gw: Gateway, row: m.Channel) -> float:
+async def query_balance(gw: ManagementHost, row: m.Channel) -> float:
     """Ask the channel's upstream for its balance through its provider and store it with
     ``balance_updated_time``; :class:`BalanceError` when it cannot be told."""
     if is_multi_key(read_info(row.channel_info)):

@@ -25,7 +25,9 @@ from faregate.state.options import Options
 
 log = logging.getLogger("faregate.state")
 
-OptionsT = TypeVar("OptionsT", bound=Options)
+# covariant: a reader typed for a lower layer's options accepts a snapshot of a richer options class
+# (only the change feed, which built it, replaces the options)
+OptionsT = TypeVar("OptionsT", bound=Options, covariant=True)
 
 
 #: a multi-key channel's per-key status (``channel_info.multi_key_status_list``): absent means enabled
