@@ -11,6 +11,7 @@ from faregate import jsonutil
 from faregate.accounts.options import ACCOUNT_OPTIONS
 from faregate.billing import groups, output_limits, ratios
 from faregate.billing.pricing import CACHE_WRITE_1H_MULTIPLIER
+from faregate.limits.options import LIMIT_OPTIONS, LimitOptions
 from faregate.net.urls import url_form_problem
 from faregate.payments.money import PAYMENT_OPTIONS
 from faregate.state import option_specs as specs
@@ -199,9 +200,9 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                "{categoryName, url, slug, description}.", specs.described(_uptime_kuma_groups, "json")),
 )
 
-# the account options (registration, password login, email rules) and the general payment options
-# (top-up prices) live beside the code reading them
-CORE_REGISTRY = OptionRegistry((*CORE_OPTIONS, *ACCOUNT_OPTIONS, *PAYMENT_OPTIONS))
+# the account options (registration, password login, email rules), the general payment options
+# (top-up prices) and the rate limits' live beside the code reading them
+CORE_REGISTRY = OptionRegistry((*CORE_OPTIONS, *ACCOUNT_OPTIONS, *PAYMENT_OPTIONS, *LIMIT_OPTIONS))
 
 
 class Options:
@@ -251,6 +252,7 @@ class Options:
         self.cooldown_max: float = v["ChannelCooldownMaxSeconds"]
         self.retry_time_limit: float = v["RetryTimeLimitSeconds"]
         self.system_name: str = v["SystemName"]
+        self.limits = LimitOptions.from_values(v)
 
     # ---- a model's prices, found as new-api finds them (faregate.billing.ratios) ----
     def price_of(self, model: str) -> float | None:
