@@ -170,7 +170,7 @@ def test_one_refusal_counts_nothing() -> None:
     assert store.decide(checks, "r").admitted
     for _ in range(3):
         assert store.decide(checks, "r").refused == 1
-    assert store.decide([checks[0]], "r").remaining == [3]  # a's 4 refusals were not counted
+    assert store.decide([checks[0]], "r").remaining == [4]  # a's 3 refusals were not counted
 
 
 def test_leases_lapse() -> None:

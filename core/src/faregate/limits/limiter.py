@@ -5,6 +5,10 @@ and what the settled answer changes.
   ``ModelRequestRateLimitCount`` requests (failed ones included) and
   ``ModelRequestRateLimitSuccessCount`` successful ones per ``…DurationMinutes``, or the
   caller's group's pair from ``ModelRequestRateLimitGroup``.
+- Per key (LiteLLM's names): ``rpm_limit`` requests and ``tpm_limit`` tokens per minute,
+  ``max_parallel_requests`` at once; the key's own, or its group's from ``KeyRateLimitGroup``,
+  the lower of the two when both are set. Tokens are estimated at admission (the prompt and the
+  output bound the client set) and corrected by the answer's count when it settles.
 
 The caller's limits are read from the options and the snapshot (no database); a caller no
 limit applies to costs nothing more (no store call). A refusal is a 429 carrying what the
@@ -20,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from faregate.errors import GatewayError, RateLimitInfo
-from faregate.limits.store import GCRA, LOG, RECORD, Check, MemoryStore, Store, Update, Verdict
+from faregate.limits.options import KEY_LIMITS
+from faregate.limits.store import ADJUST, GCRA, LEASE, LOG, RECORD, RELEASE, Check, MemoryStore, Store, Update, Verdict
 
 if TYPE_CHECKING:
     from faregate.limits.options import LimitOptions
@@ -29,6 +34,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("faregate.limits")
 
 PREFIX = "faregate:limit:"
+MINUTE_MS = 60_000
+#: how long a request holds its slot under max_parallel_requests at most: a worker that dies
+#: mid-request cannot keep it longer (longer than any answer a relay waits for)
+LEASE_MS = 3_600_000
 
 
 @dataclass(slots=True)
@@ -39,8 +48,11 @@ class Ticket:
     checks: list[Check]
     member: str
     estimate: int = 0
-    #: which check says what: the success log (new-api's success count)
+    #: which check says what: the success log (new-api's success count), the tokens per
+    #: minute (corrected by the answer's count), the parallel requests' lease (given back)
     success: Check | None = None
+    tokens: Check | None = None
+    lease: Check | None = None
     done: bool = False
 
 
@@ -82,6 +94,24 @@ class Limiter:
                 checks.append(Check(f"{PREFIX}mr:{user}", GCRA, count, window))
                 reasons.append(_Reason(f"您已达到总请求数限制：{options.window_minutes}分钟内最多请求{count}次，"
                                        "包括失败次数，请检查您的请求是否正确"))
+        token = principal.token
+        tokens = lease = None
+        if token is not None:
+            defaults = options.key_defaults.get(principal.group) if options.key_defaults else None
+            rpm, tpm, parallel = (_stricter(getattr(token, name), defaults.get(name, 0) if defaults else 0)
+                                  for name in KEY_LIMITS)
+            if rpm:
+                checks.append(Check(f"{PREFIX}rpm:{token.id}", GCRA, rpm, MINUTE_MS))
+                reasons.append(_Reason(f"rate limit reached for this API key: {rpm} requests per minute"))
+            if tpm:
+                # a request estimated over the whole limit waits for a full minute's budget
+                tokens = Check(f"{PREFIX}tpm:{token.id}", GCRA, tpm, MINUTE_MS, min(max(1, estimate), tpm))
+                checks.append(tokens)
+                reasons.append(_Reason(f"rate limit reached for this API key: {tpm} tokens per minute", tokens=True))
+            if parallel:
+                lease = Check(f"{PREFIX}par:{token.id}", LEASE, parallel, LEASE_MS)
+                checks.append(lease)
+                reasons.append(_Reason(f"rate limit reached for this API key: {parallel} requests at once"))
         if not checks:
             return None
         verdict = await self.store.admit(checks, member)
@@ -92,7 +122,7 @@ class Limiter:
             raise GatewayError(429, reason.message, type="new_api_error", code="rate_limit_exceeded",
                                retry_after=max(0.001, verdict.wait_ms / 1000),
                                rate_limit=_info(checks, reasons, verdict))
-        return Ticket(checks, member, estimate, success)
+        return Ticket(checks, member, estimate, success, tokens, lease)
 
     def settle(self, ticket: Ticket, status: int, tokens: int | None) -> None:
         """The answer to an admitted request ended with ``status``, ``tokens`` used (None:
@@ -104,6 +134,12 @@ class Limiter:
         if ticket.success is not None and status < 400:
             check = ticket.success
             updates.append(Update(check.key, RECORD, check.limit, check.window_ms))
+        if ticket.tokens is not None and tokens is not None and tokens != ticket.tokens.cost:
+            check = ticket.tokens
+            updates.append(Update(check.key, ADJUST, check.limit, check.window_ms, tokens - check.cost))
+        if ticket.lease is not None:
+            check = ticket.lease
+            updates.append(Update(check.key, RELEASE, check.limit, check.window_ms, member=ticket.member))
         if not updates:
             return
         if isinstance(self.store, MemoryStore):
@@ -126,6 +162,11 @@ class Limiter:
         if self._flushing is not None:
             await self._flushing
         await self.store.aclose()
+
+
+def _stricter(own: int, group: int) -> int:
+    """The lower of two limits, 0 meaning none: a key can tighten its group's limit, not lift it."""
+    return min(own, group) if own and group else own or group
 
 
 def _info(checks: list[Check], reasons: list[_Reason], verdict: Verdict) -> RateLimitInfo:

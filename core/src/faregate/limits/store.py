@@ -58,7 +58,7 @@ class Update:
 @dataclass(slots=True)
 class Verdict:
     """``refused``: the index of the first check that refused (-1: admitted); ``wait_ms``
-    until it would pass; per check, what is left and the ms until it is whole."""
+    until it would pass; per check, what was left before this request and the ms until it is whole."""
 
     refused: int = -1
     wait_ms: int = 0
@@ -111,19 +111,20 @@ class MemoryStore:
                 new = tat + min(check.cost, check.limit) * step  # a cost over the limit waits for a full bucket
                 news.append(new)
                 over = new - now - check.window_ms
-                verdict.remaining.append(max(0, math.floor((check.window_ms - (new - now)) / step)))
-                verdict.reset_ms.append(max(0, math.ceil(new - now)))
+                # what is left before this request, and when the bucket is full again
+                verdict.remaining.append(max(0, math.floor((check.window_ms - (tat - now)) / step)))
+                verdict.reset_ms.append(max(0, math.ceil(tat - now)))
                 wait = math.ceil(over)
             elif check.kind == LOG:
                 log = self._live_log(check.key, now, check.window_ms)
                 news.append(0.0)
-                verdict.remaining.append(max(0, check.limit - len(log) - 1))
+                verdict.remaining.append(max(0, check.limit - len(log)))
                 verdict.reset_ms.append(log[0] + check.window_ms - now if log else 0)
                 wait = log[0] + check.window_ms - now if len(log) >= check.limit else 0
             else:
                 leases = self._live_leases(check.key, now)
                 news.append(0.0)
-                verdict.remaining.append(max(0, check.limit - len(leases) - 1))
+                verdict.remaining.append(max(0, check.limit - len(leases)))
                 verdict.reset_ms.append(0)
                 wait = 1000 if len(leases) >= check.limit else 0  # a slot frees when an answer ends
             if wait > 0 and verdict.admitted:
