@@ -153,7 +153,7 @@ class Gateway:
         #: this worker's channel breakers (cooldowns, half-open trials): see faregate.exchange.breaker
         self.breakers = Breakers(trial_window=max(1.0, min(self.settings.first_byte_timeout, 300.0)))
         #: the relay's rate limits (faregate.limits)
-        self.limiter = Limiter()
+        self.limiter = Limiter.from_settings(self.settings.redis_url or "")
         self.started_at = int(time.time())
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sweeper: asyncio.Task[Any] | None = None

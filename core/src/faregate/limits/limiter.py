@@ -38,6 +38,8 @@ MINUTE_MS = 60_000
 #: how long a request holds its slot under max_parallel_requests at most: a worker that dies
 #: mid-request cannot keep it longer (longer than any answer a relay waits for)
 LEASE_MS = 3_600_000
+#: seconds to connect to Redis or wait for its answer before the limits fail open
+REDIS_TIMEOUT = 0.5
 
 
 @dataclass(slots=True)
@@ -69,8 +71,10 @@ class Limiter:
     """One per worker. ``store``: memory, or Redis (shared by every worker and node)."""
 
     store: Store = field(default_factory=MemoryStore)
-    #: told of each refusal: the limit's name (metrics)
+    #: told of each refusal: ``requests`` or ``tokens`` (metrics)
     listeners: list[Callable[[str], None]] = field(default_factory=list)
+    #: told of each request let through because the shared store did not answer (metrics)
+    failures: list[Callable[[], None]] = field(default_factory=list)
     _pending: list[Update] = field(default_factory=list)
     _flushing: asyncio.Task[None] | None = None
 
@@ -162,6 +166,20 @@ class Limiter:
         if self._flushing is not None:
             await self._flushing
         await self.store.aclose()
+
+    @classmethod
+    def from_settings(cls, redis_url: str) -> Limiter:
+        """Shared through Redis at ``redis_url`` (with short timeouts: a hung Redis must not
+        hold requests), else this process's memory."""
+        if not redis_url:
+            return cls()
+        import redis.asyncio as aioredis
+
+        from faregate.limits.redis_store import RedisStore
+
+        client = aioredis.from_url(redis_url, socket_connect_timeout=REDIS_TIMEOUT, socket_timeout=REDIS_TIMEOUT)
+        failures: list[Callable[[], None]] = []
+        return cls(RedisStore(client, failures), failures=failures)
 
 
 def _stricter(own: int, group: int) -> int:
