@@ -75,6 +75,19 @@ async def test_group_pair_overrides(make_gateway: Any, fake_openai: FakeOpenAI) 
     assert (await _ask(server, key)).status_code == 429
 
 
+async def test_the_playground_is_not_limited(make_gateway: Any, fake_openai: FakeOpenAI) -> None:
+    """As in new-api, whose limit is on its /v1 and Gemini routes, not /pg."""
+    server = await make_gateway()
+    admin, key = await _setup(server, fake_openai, ModelRequestRateLimitEnabled="true",
+                              ModelRequestRateLimitCount="1")
+    assert (await _ask(server, key)).status_code == 200
+    assert (await _ask(server, key)).status_code == 429
+    for _ in range(2):
+        resp = await admin.http.post("/pg/chat/completions", headers={"New-Api-User": str(admin.user_id)},
+                                     json={"model": MODEL, "messages": [{"role": "user", "content": "hi"}]})
+        assert resp.status_code == 200, resp.text
+
+
 async def test_off_by_default_and_no_store_call(make_gateway: Any, fake_openai: FakeOpenAI) -> None:
     server = await make_gateway()
     _, key = await _setup(server, fake_openai)

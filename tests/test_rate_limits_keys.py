@@ -109,6 +109,15 @@ async def test_tokens_are_counted_when_the_answer_settles(make_gateway: Any, fak
     assert "tokens per minute" in refused.json()["error"]["message"]
 
 
+async def test_a_failed_request_gives_its_tokens_back(make_gateway: Any, fake_openai: FakeOpenAI) -> None:
+    server = await make_gateway()
+    _, key = await _setup(server, fake_openai, tpm_limit=1000)
+    for _ in range(3):  # each estimated at 600 tokens: two would not fit in a minute unless given back
+        fake_openai.fail_next(400, "bad input")
+        assert (await _ask(server, key, max_tokens=590)).status_code == 400
+    assert (await _ask(server, key, max_tokens=590)).status_code == 200
+
+
 async def test_parallel_requests_hold_a_slot_until_they_end(make_gateway: Any) -> None:
     async with FakeOpenAI(latency=1.0) as slow:
         server = await make_gateway()

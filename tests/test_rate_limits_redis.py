@@ -19,7 +19,7 @@ import redis.asyncio as aioredis
 
 from faregate.db import models as m
 from faregate.limits.redis_store import RedisStore
-from faregate.limits.store import GCRA, LEASE, LOG, RECORD, RELEASE, Check, Update
+from faregate.limits.store import ADJUST, GCRA, LEASE, LOG, RECORD, RELEASE, Check, Update
 from faregate.testing.harness import AdminClient, GatewayProcess, GatewayServer
 from faregate_adapter_openai.testing import FakeOpenAI
 
@@ -64,6 +64,18 @@ async def test_gcra_log_and_leases_in_redis(client: aioredis.Redis) -> None:
     assert not (await store.admit([lease], "two")).admitted
     await store.settle([Update(lease.key, RELEASE, 1, 60_000, member="one")])
     assert (await store.admit([lease], "three")).admitted
+    await store.aclose()
+
+
+async def test_tokens_corrected_at_settlement(client: aioredis.Redis) -> None:
+    store = RedisStore(aioredis.from_url(REDIS_URL))
+    tpm = Check(_key(), GCRA, 1000, 60_000, 100)
+    assert (await store.admit([tpm], "r")).admitted
+    await store.settle([Update(tpm.key, ADJUST, 1000, 60_000, 1400)])  # the answer used 1,500, not 100
+    refused = await store.admit([tpm], "r")
+    assert not refused.admitted and refused.remaining == [0] and refused.wait_ms > 0
+    await store.settle([Update(tpm.key, ADJUST, 1000, 60_000, -1500)])  # given back (a refund)
+    assert (await store.admit([tpm], "r")).remaining == [1000]
     await store.aclose()
 
 

@@ -170,8 +170,10 @@ async def admit(ex: Exchange, operation: Operation | None = None) -> None:
         levels = gw.snapshot.levels(principal.group, summary.model)
         ex.unable_at_admission = (operation, levels, unable_channels(ex, operation))
     # the rate limits before any money moves: a refused request reserves nothing
-    ex.limit_ticket = await gw.limiter.admit(principal, gw.snapshot.options.limits, ex.request_id,
-                                             limit_estimate(summary.prompt_tokens, summary.max_tokens, summary.answers))
+    limits = gw.snapshot.options.limits
+    if gw.limiter.applies(principal, limits):  # else not even an await
+        estimate = limit_estimate(summary.prompt_tokens, summary.max_tokens, summary.answers)
+        ex.limit_ticket = await gw.limiter.admit(principal, limits, ex.request_id, estimate)
     ex.price = price(ex)
     await _reserve_request(ex)
 

@@ -216,8 +216,9 @@ class Exchange:
         if not self.reported:
             self.reported = True
             if self.limit_ticket is not None:
-                self.gateway.limiter.settle(self.limit_ticket, status,
-                                            usage.input_tokens + usage.output_tokens if usage is not None else None)
+                # no usage: a failed request used no tokens, a served one keeps its estimate
+                tokens = usage.input_tokens + usage.output_tokens if usage is not None else 0 if status >= 400 else None
+                self.gateway.limiter.settle(self.limit_ticket, status, tokens)
             report.finish(self, status, end_reason, usage, quota)
 
     # ---- outcomes ---------------------------------------------------------------------

@@ -78,11 +78,21 @@ class Limiter:
     _pending: list[Update] = field(default_factory=list)
     _flushing: asyncio.Task[None] | None = None
 
+    @staticmethod
+    def applies(principal: Principal, options: LimitOptions) -> bool:
+        """Whether any limit may apply to the caller (no await, nothing built when none does)."""
+        if principal.via == "session":
+            return False  # the playground: new-api limits its /v1 and Gemini routes, not /pg
+        if options.enabled or options.key_defaults:
+            return True
+        token = principal.token
+        return token is not None and bool(token.rpm_limit or token.tpm_limit or token.max_parallel_requests)
+
     async def admit(self, principal: Principal, options: LimitOptions, member: str, estimate: int) -> Ticket | None:
         """Check the caller's limits for one more request of ``estimate`` tokens; the ticket to
         settle with, None when no limit applies; a 429 :class:`GatewayError` when one refuses."""
-        if principal.via == "session":
-            return None  # the playground: new-api limits its /v1 and Gemini routes, not /pg
+        if not self.applies(principal, options):
+            return None
         checks: list[Check] = []
         reasons: list[_Reason] = []
         success: Check | None = None
