@@ -126,7 +126,7 @@ from faregate.contracts.payments import (
     unset_problem,
 )
 from faregate.db.models import ROLE_ADMIN, ROLE_ROOT, ROLE_USER
-from faregate.errors import ErrorKind, GatewayError, bad_request, error_kind, upstream_error
+from faregate.errors import ErrorKind, GatewayError, RateLimitInfo, bad_request, error_kind, upstream_error
 from faregate.exchange.attempts import AttemptFailed, Operation
 from faregate.exchange.chat import ChatDriver, ChatOperation, NativeEndpoint, stream_outcome
 from faregate.exchange.exchange import MAX_OUTPUT_TOKENS, REQUEST_ID_HEADER, Exchange
@@ -202,6 +202,7 @@ __all__ = [
     "PaymentRefused",
     "PaymentRoutes",
     "Quote",
+    "RateLimitInfo",
     "TopUpOrder",
     "TopUpOutcome",
     "Webhook",

@@ -30,6 +30,7 @@ from faregate.exchange.big_bodies import BigBodyLane
 from faregate.exchange.breaker import Breakers
 from faregate.exchange.policies import EndpointDriver
 from faregate.hooks import GatewayHooks
+from faregate.limits.limiter import Limiter
 from faregate.log_retention import retention_loop
 from faregate.net import AddressPolicy, allowed_categories
 from faregate.observe.report import Observer
@@ -151,6 +152,8 @@ class Gateway:
         self.big_bodies = BigBodyLane()
         #: this worker's channel breakers (cooldowns, half-open trials): see faregate.exchange.breaker
         self.breakers = Breakers(trial_window=max(1.0, min(self.settings.first_byte_timeout, 300.0)))
+        #: the relay's rate limits (faregate.limits)
+        self.limiter = Limiter.from_settings(self.settings.redis_url or "")
         self.started_at = int(time.time())
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sweeper: asyncio.Task[Any] | None = None
@@ -187,6 +190,7 @@ class Gateway:
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=10)
         await self.ledger.stop()
+        await self.limiter.aclose()
         await self.feed.stop()
         await self.upstream.stop()
         await storage.close_storage()

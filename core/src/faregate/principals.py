@@ -37,6 +37,10 @@ class TokenEntry:
     model_limits: frozenset[str] | None
     allow_ips: list[ipaddress.IPv4Network | ipaddress.IPv6Network] | None
     group: str
+    #: the key's own rate limits (0: none of its own; faregate.limits)
+    rpm_limit: int = 0
+    tpm_limit: int = 0
+    max_parallel_requests: int = 0
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from faregate.accounts.options import ACCOUNT_OPTIONS
 from faregate.billing.options import BILLING_OPTIONS
 from faregate.exchange.options import RELAY_OPTIONS
+from faregate.limits.options import LIMIT_OPTIONS
 from faregate.log_retention import LOG_RETENTION_OPTIONS
 from faregate.management.site_options import SITE_OPTIONS, SiteOptions
 from faregate.payments.money import PAYMENT_OPTIONS
@@ -23,6 +24,7 @@ from faregate.state.option_specs import OptionRegistry, OptionSpec
 CORE_OPTION_SETS: tuple[tuple[OptionSpec, ...], ...] = (
     BILLING_OPTIONS,
     RELAY_OPTIONS,
+    LIMIT_OPTIONS,
     LOG_RETENTION_OPTIONS,
     SITE_OPTIONS,
     ACCOUNT_OPTIONS,

@@ -170,8 +170,20 @@ async def admit(ex: Exchange, operation: Operation | None = None) -> None:
         # attempts start from the same set
         levels = gw.snapshot.levels(principal.group, summary.model)
         ex.unable_at_admission = (operation, levels, unable_channels(ex, operation))
+    # the rate limits before any money moves: a refused request reserves nothing
+    limits = gw.snapshot.options.limits
+    if gw.limiter.applies(principal, limits):  # else not even an await
+        estimate = limit_estimate(summary.prompt_tokens, summary.max_tokens, summary.answers)
+        ex.limit_ticket = await gw.limiter.admit(principal, limits, ex.request_id, estimate)
     ex.price = price(ex)
     await _reserve_request(ex)
+
+
+def limit_estimate(prompt_tokens: int, max_tokens: int | None, answers: int) -> int:
+    """The tokens a request counts against a tokens-per-minute limit until its answer settles:
+    its prompt's estimate and the output its client bounds it to (a request that sets no
+    bound counts its prompt alone; the answer's real count corrects either)."""
+    return prompt_tokens + (max_tokens or 0) * answers
 
 
 #: the fewest output tokens per answer the gateway bounds a request that sets none to (OpenAI's

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from faregate.exchange.attempts import Operation
     from faregate.exchange.host import ExchangeHost
     from faregate.exchange.options import RelayOptions
+    from faregate.limits.limiter import Ticket
     from faregate.multipart import Form
     from faregate.principals import Principal
     from faregate.state.snapshot import ChannelEntry
@@ -78,7 +79,7 @@ def trusted_request_id(value: str | None) -> str | None:
 class Exchange:
     __slots__ = ("gateway", "request", "format", "request_id", "started", "principal", "summary", "body", "raw",
                  "price", "reservation", "channel", "upstream_model", "attempt", "tried", "extra", "secrets",
-                 "upstream_seconds", "answer_at", "reported", "unable_at_admission", "_canonical")
+                 "upstream_seconds", "answer_at", "reported", "unable_at_admission", "limit_ticket", "_canonical")
 
     def __init__(self, gateway: ExchangeHost, request: InboundRequest, fmt: InboundFormat) -> None:
         self.gateway = gateway
@@ -108,6 +109,8 @@ class Exchange:
         #: what admit found for its operation: the channels unable to serve it, and the routing
         #: levels it read them from (the attempts reuse the set while those are current)
         self.unable_at_admission: tuple[Operation, list[list[ChannelEntry]], set[int]] | None = None
+        #: the rate limits it was admitted under, settled when it finishes (None: no limit applied)
+        self.limit_ticket: Ticket | None = None
         self._canonical: ChatRequest | None = None
 
     # ---- what policy objects read -----------------------------------------------------
@@ -212,6 +215,10 @@ class Exchange:
         answers that reserved nothing)."""
         if not self.reported:
             self.reported = True
+            if self.limit_ticket is not None:
+                # no usage: a failed request used no tokens, a served one keeps its estimate
+                tokens = usage.input_tokens + usage.output_tokens if usage is not None else 0 if status >= 400 else None
+                self.gateway.limiter.settle(self.limit_ticket, status, tokens)
             report.finish(self, status, end_reason, usage, quota)
 
     # ---- outcomes ---------------------------------------------------------------------
@@ -233,6 +240,8 @@ def render_error(fmt: InboundFormat, err: GatewayError, request_id: str) -> Outc
     if err.retry_after:
         headers["Retry-After"] = str(max(1, math.ceil(err.retry_after)))
         headers["Retry-After-Ms"] = str(int(err.retry_after * 1000))
+    if err.rate_limit is not None:
+        headers.update(fmt.rate_limit_headers(err.rate_limit))
     # the SDKs retry 408/409/429/5xx unless told: a decision the gateway made itself (no
     # channel for the model, bad input, auth) is final; an upstream's own verdict is relayed
     should_retry = err.should_retry

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         QuotaCheck,
         RequestRewriter,
     )
+    from faregate.limits.limiter import Limiter
     from faregate.observe.report import Observer
     from faregate.security.crypto import SecretBox
     from faregate.settings import Settings
@@ -55,6 +56,8 @@ class ExchangeHost(Protocol):
     def upstream(self) -> UpstreamClient: ...
     @property
     def big_bodies(self) -> BigBodyLane: ...
+    @property
+    def limiter(self) -> Limiter: ...
     @property
     def started_at(self) -> int: ...
     #: by name, by endpoint kind, by channel type

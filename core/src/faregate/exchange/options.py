@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from faregate.billing.options import BillingOptions
+from faregate.limits.options import LimitOptions
 from faregate.state import option_specs as specs
 from faregate.state.option_specs import OptionRegistry, OptionSpec
 
@@ -67,6 +68,7 @@ class RelayOptions(BillingOptions):
         self.cooldown_base: float = v["ChannelCooldownBaseSeconds"]
         self.cooldown_max: float = v["ChannelCooldownMaxSeconds"]
         self.retry_time_limit: float = v["RetryTimeLimitSeconds"]
+        self.limits = LimitOptions.from_values(v)  # the rate limits (faregate.limits), checked at admission
 
     def should_disable(self, status: int, err: GatewayError) -> bool:
         """new-api's auto-ban rules: a status in AutomaticDisableStatusCodes, a code or type

@@ -108,6 +108,14 @@ class Metrics:
                                      "Cooldowns started: a channel (scope channel) or one key of a multi-key "
                                      "channel (scope key) failed.", ("channel", "scope"), registry=r)
         gateway.breakers.listeners.append(self.trip)
+        self.rate_limited = Counter("faregate_rate_limited",
+                                    "Relay requests refused by a rate limit (limit: requests or tokens).",
+                                    ("limit",), registry=r)
+        self.rate_limit_unchecked = Counter("faregate_rate_limit_unchecked",
+                                            "Relay requests let through unchecked because Redis, which keeps the "
+                                            "rate limits, did not answer (the limits fail open).", registry=r)
+        gateway.limiter.listeners.append(lambda limit: self.rate_limited.labels(limit).inc())
+        gateway.limiter.failures.append(self.rate_limit_unchecked.inc)
         self.db_pool = Gauge("faregate_db_pool_connections",
                              "Database connections of the storage layer (state: open, idle).", ("state",),
                              multiprocess_mode="livesum", registry=r)

@@ -134,7 +134,8 @@ def token_entry(row: m.Token) -> TokenEntry:
     return TokenEntry(
         id=row.id, user_id=row.user_id, key_hash=row.key_hash, name=row.name, status=row.status,
         expired_time=row.expired_time, unlimited=row.unlimited_quota, model_limits=limits,
-        allow_ips=ips, group=row.group,
+        allow_ips=ips, group=row.group, rpm_limit=row.rpm_limit, tpm_limit=row.tpm_limit,
+        max_parallel_requests=row.max_parallel_requests,
     )
 
 
