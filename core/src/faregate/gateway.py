@@ -28,6 +28,7 @@ from faregate.db import models as m
 from faregate.db import storage
 from faregate.exchange.big_bodies import BigBodyLane
 from faregate.exchange.breaker import Breakers
+from faregate.exchange.sensitive import SENSITIVE_OPTIONS
 from faregate.hooks import GatewayHooks
 from faregate.log_retention import retention_loop
 from faregate.net import AddressPolicy, allowed_categories
@@ -67,6 +68,10 @@ def first_by_name(objects: list[T], what: str, key: str = "name") -> dict[str, T
 
 AUTHENTICATOR_KINDS = ("api_key", "session", "access_token")
 
+#: the options of the service's behaviours owned by layers above ``state`` (which may not import
+#: them): declared beside the code reading them
+SERVICE_OPTIONS = (*SENSITIVE_OPTIONS,)
+
 
 class Gateway:
     def __init__(self, plugins: PluginSet, overrides: dict[str, Any] | None = None) -> None:
@@ -74,8 +79,9 @@ class Gateway:
         self.hooks = GatewayHooks(plugins.pm)
         declared = self.hooks.settings()
         self.settings = Settings([*CORE_SETTINGS, *(d for d in declared if isinstance(d, Setting))], overrides)
-        #: every runtime option: the core's, then the plugins' (register_settings)
-        self.option_registry = OptionRegistry([*CORE_REGISTRY.specs.values(),
+        #: every runtime option: the core's (those of layers above state are collected here,
+        #: :data:`SERVICE_OPTIONS`), then the plugins' (register_settings)
+        self.option_registry = OptionRegistry([*CORE_REGISTRY.specs.values(), *SERVICE_OPTIONS,
                                               *(d for d in declared if isinstance(d, OptionSpec))])
         self.services = Services(self)
         hooks, services = self.hooks, self.services
