@@ -12,6 +12,7 @@ import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from faregate.accounts.key_options import TOKEN_OPTIONS
 from faregate.accounts.notify import Notifier, WebhookNotifier
 from faregate.billing.ledger import QuotaLedger, sweep_dead_workers
 from faregate.billing.quota_warnings import QuotaWarnings
@@ -71,7 +72,7 @@ AUTHENTICATOR_KINDS = ("api_key", "session", "access_token")
 
 #: the options of the service's behaviours owned by layers above ``state`` (which may not import
 #: them): declared beside the code reading them
-SERVICE_OPTIONS = (*SENSITIVE_OPTIONS, *MONITOR_OPTIONS)
+SERVICE_OPTIONS = (*SENSITIVE_OPTIONS, *MONITOR_OPTIONS, *TOKEN_OPTIONS)
 
 
 class Gateway:
