@@ -33,6 +33,7 @@ from faregate.exchange.breaker import Breakers
 from faregate.exchange.sensitive import SENSITIVE_OPTIONS
 from faregate.hooks import GatewayHooks
 from faregate.log_retention import retention_loop
+from faregate.management.dashboard_options import DATA_OPTIONS
 from faregate.net import AddressPolicy, allowed_categories
 from faregate.observe.report import Observer
 from faregate.observe.request_log import log_request
@@ -72,7 +73,7 @@ AUTHENTICATOR_KINDS = ("api_key", "session", "access_token")
 
 #: the options of the service's behaviours owned by layers above ``state`` (which may not import
 #: them): declared beside the code reading them
-SERVICE_OPTIONS = (*SENSITIVE_OPTIONS, *MONITOR_OPTIONS, *TOKEN_OPTIONS)
+SERVICE_OPTIONS = (*SENSITIVE_OPTIONS, *MONITOR_OPTIONS, *TOKEN_OPTIONS, *DATA_OPTIONS)
 
 
 class Gateway:
