@@ -11,6 +11,7 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anthropic
 import httpx
 import openai
 import pytest
@@ -154,6 +155,15 @@ async def test_anthropic_and_gemini_clients_get_the_refusal_in_their_own_shape(
         assert resp.status_code == 500
         error = resp.json()["error"]
         assert error["code"] == 500 and error["message"].startswith("sensitive_words_detected")
+    # the official Anthropic SDK: its InternalServerError, and no retry (X-Should-Retry)
+    sdk = anthropic.AsyncAnthropic(base_url=gateway.base_url, api_key=key, max_retries=2)
+    try:
+        with pytest.raises(anthropic.InternalServerError) as caught:
+            await sdk.messages.create(model=CLAUDE, max_tokens=16,
+                                      messages=[{"role": "user", "content": "Test_Sensitive"}])
+    finally:
+        await sdk.close()
+    assert caught.value.body["error"]["message"].startswith("sensitive_words_detected")  # type: ignore[index]
     assert fake_anthropic.requests == [] and fake_gemini.requests == []
     await gateway.gateway.ledger.flush()
     assert not await m.Log.filter(type=m.LOG_CONSUME).exists()
