@@ -116,7 +116,8 @@ async def test_every_openai_endpoint_with_a_prompt_is_checked(gateway: GatewaySe
         "/v1/audio/speech": {"model": "tts-1", "input": "test_sensitive", "voice": "alloy"},
         "/pg/chat/completions": None,  # the playground: below, with the login session
     }
-    async with httpx.AsyncClient(base_url=gateway.base_url, headers={"Authorization": f"Bearer {key}"}) as http:
+    async with httpx.AsyncClient(base_url=gateway.base_url, headers={"Authorization": f"Bearer {key}"},
+                                 timeout=60) as http:
         for path, body in bodies.items():
             if body is None:
                 continue
@@ -142,7 +143,7 @@ async def test_anthropic_and_gemini_clients_get_the_refusal_in_their_own_shape(
     await admin.add_channel(base_url=fake_gemini.base_url, models=FLASH, type=24, key=FAKE_GEMINI_KEY, name="gemini")
     await admin.set_option("ModelRatio", {CLAUDE: 1, FLASH: 1})
     key = await admin.add_token(remain_quota=QUOTA)
-    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
+    async with httpx.AsyncClient(base_url=gateway.base_url, timeout=60) as http:
         resp = await http.post("/v1/messages", headers={"x-api-key": key, "anthropic-version": "2023-06-01"},
                                json={"model": CLAUDE, "max_tokens": 16, "system": "you test_sensitive things",
                                      "messages": [{"role": "user", "content": "hi"}]})
@@ -217,7 +218,8 @@ async def test_a_big_prompt_is_scanned_off_the_event_loop(make_gateway: Any, fak
     monkeypatch.setattr(sensitive.WordMatcher, "first", watching)
     loop_thread = threading.get_ident()
     big = "lorem ipsum " * 4000 + "test_sensitive"  # ~48 KB: beyond the offload threshold
-    async with httpx.AsyncClient(base_url=gw.base_url, headers={"Authorization": f"Bearer {key}"}) as http:
+    async with httpx.AsyncClient(base_url=gw.base_url, headers={"Authorization": f"Bearer {key}"},
+                                 timeout=60) as http:  # a loaded machine: the big body waits its turn
         resp = await http.post("/v1/chat/completions", json={"model": GPT,
                                                              "messages": [{"role": "user", "content": big}]})
         assert resp.status_code == 500 and resp.json()["error"]["code"] == "sensitive_words_detected"

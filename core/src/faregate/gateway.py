@@ -12,14 +12,12 @@ import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from faregate.accounts.key_options import TOKEN_OPTIONS
 from faregate.accounts.notify import Notifier, WebhookNotifier
 from faregate.billing.ledger import QuotaLedger, sweep_dead_workers
 from faregate.billing.quota_warnings import QuotaWarnings
-from faregate.channel_monitor import MONITOR_OPTIONS, monitor_loop
+from faregate.channel_monitor import monitor_loop
 from faregate.contracts import (
     DbModels,
-    EndpointDriver,
     InboundFormat,
     PaymentProvider,
     Provider,
@@ -28,12 +26,12 @@ from faregate.contracts import (
 )
 from faregate.db import models as m
 from faregate.db import storage
+from faregate.default_plugins.options import CORE_REGISTRY, GatewayOptions
 from faregate.exchange.big_bodies import BigBodyLane
 from faregate.exchange.breaker import Breakers
-from faregate.exchange.sensitive import SENSITIVE_OPTIONS
+from faregate.exchange.policies import EndpointDriver
 from faregate.hooks import GatewayHooks
 from faregate.log_retention import retention_loop
-from faregate.management.dashboard_options import DATA_OPTIONS
 from faregate.net import AddressPolicy, allowed_categories
 from faregate.observe.report import Observer
 from faregate.observe.request_log import log_request
@@ -43,7 +41,6 @@ from faregate.services import Services
 from faregate.settings import CORE_SETTINGS, Setting, SettingError, Settings
 from faregate.state.changefeed import ChangeFeed, epoch_path
 from faregate.state.option_specs import OptionRegistry, OptionSpec
-from faregate.state.options import CORE_REGISTRY
 from faregate.state.snapshot import Snapshot
 from faregate.tokens import TokenCounter, Tokenizer
 from faregate.upstream import UpstreamClient
@@ -71,9 +68,6 @@ def first_by_name(objects: list[T], what: str, key: str = "name") -> dict[str, T
 
 AUTHENTICATOR_KINDS = ("api_key", "session", "access_token")
 
-#: the options of the service's behaviours owned by layers above ``state`` (which may not import
-#: them): declared beside the code reading them
-SERVICE_OPTIONS = (*SENSITIVE_OPTIONS, *MONITOR_OPTIONS, *TOKEN_OPTIONS, *DATA_OPTIONS)
 
 
 class Gateway:
@@ -82,9 +76,8 @@ class Gateway:
         self.hooks = GatewayHooks(plugins.pm)
         declared = self.hooks.settings()
         self.settings = Settings([*CORE_SETTINGS, *(d for d in declared if isinstance(d, Setting))], overrides)
-        #: every runtime option: the core's (those of layers above state are collected here,
-        #: :data:`SERVICE_OPTIONS`), then the plugins' (register_settings)
-        self.option_registry = OptionRegistry([*CORE_REGISTRY.specs.values(), *SERVICE_OPTIONS,
+        #: every runtime option: the core's (collected from their owners), then the plugins' (register_settings)
+        self.option_registry = OptionRegistry([*CORE_REGISTRY.specs.values(),
                                               *(d for d in declared if isinstance(d, OptionSpec))])
         self.services = Services(self)
         hooks, services = self.hooks, self.services
@@ -137,7 +130,7 @@ class Gateway:
         self.box = SecretBox(crypto_secret)
         self._check_db_url()
         self.backend, self.db_config = storage.tortoise_config(self.db_url, self.storage_backends, self.db_models)
-        self.snapshot = Snapshot(self.box, self.option_registry)
+        self.snapshot = Snapshot(self.box, self.option_registry, GatewayOptions)
         self.feed: ChangeFeed  # made in start(), once storage is open
         self.ledger = QuotaLedger(flush_interval=self.settings.flush_interval,
                                   lease_idle=self.settings.lease_idle_seconds)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from tortoise.exceptions import IntegrityError
 
 from faregate.db import models as m
+from faregate.state import option_specs as specs
+from faregate.state.option_specs import OptionSpec
 
 if TYPE_CHECKING:
     from faregate.state.options import Options
@@ -23,6 +25,13 @@ log = logging.getLogger("faregate")
 #: the marker row (in the options table; not an option, never listed): the last run's time
 CLAIM_KEY = "faregate:log_retention:last_run"
 DELETE_BATCH = 1000
+
+LOG_RETENTION_OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec("LogRetentionDays", "0", "Delete log rows older than this many days (0: keep).",
+               specs.integer(0, 36_500)),
+    OptionSpec("LogRetentionMaxRows", "0", "Keep at most this many log rows, the newest (0: no limit).",
+               specs.integer(0, 10**12)),
+)
 
 
 async def claim_round(interval: float, now: float | None = None, key: str = CLAIM_KEY) -> bool:

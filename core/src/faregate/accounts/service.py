@@ -22,7 +22,7 @@ from faregate.security.passwords import check_login_password, hash_password_asyn
 
 if TYPE_CHECKING:
     from faregate.gateway import Gateway
-    from faregate.state.snapshot import UserEntry
+    from faregate.principals import UserEntry
 
 #: the one-time secret purpose of sign-up codes sent by email (``POST /api/user/register``
 #: and ``/api/oauth/email/bind`` check them)

@@ -32,8 +32,8 @@ from faregate.security.crypto import key_hash
 from faregate.state.ended_sessions import ENDED
 
 if TYPE_CHECKING:
+    from faregate.principals import UserEntry
     from faregate.state.changefeed import ChangeFeed
-    from faregate.state.snapshot import UserEntry
 
 #: how long a login lasts (new-api: the cookie's MaxAge, 30 days)
 SESSION_LIFETIME = 30 * 24 * 3600

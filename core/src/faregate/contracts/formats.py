@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from faregate.canonical import ChatRequest, ChatResponse, StreamEvent, Usage
+from faregate.contracts.inbound import InboundRequest
 from faregate.contracts.values import ModelInfo, RequestSummary, Route, TokenCount
 from faregate.errors import GatewayError
-
-if TYPE_CHECKING:
-    from faregate.exchange.inbound import InboundRequest
+from faregate.principals import bearer_token
 
 
 class StreamEncoder(ABC):
@@ -45,8 +44,6 @@ class InboundFormat(ABC):
 
     def api_key(self, request: InboundRequest) -> str | None:
         """Where this format's clients put the key. Default: ``Authorization: Bearer``."""
-        from faregate.principals import bearer_token
-
         return bearer_token(request.headers)
 
     @abstractmethod

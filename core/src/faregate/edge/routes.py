@@ -1,7 +1,7 @@
 """The edge: Quart routes (HTTP and WebSocket) for every route the formats declare (and
 the shared model list), each turning the framework's request into an
-:class:`~faregate.exchange.inbound.InboundRequest`, running the route's endpoint
-driver, and sending the :class:`~faregate.exchange.inbound.Outcome` back. Nothing
+:class:`~faregate.contracts.inbound.InboundRequest`, running the route's endpoint
+driver, and sending the :class:`~faregate.contracts.inbound.Outcome` back. Nothing
 else in the exchange knows Quart.
 
 Bodies are capped per route before they are read (see :func:`read_capped`): the
@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 from quart import Quart, Response, request, session, websocket
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from faregate.contracts import WEBSOCKET, EndpointDriver, InboundFormat, Route
+from faregate.contracts import WEBSOCKET, InboundFormat, Route
+from faregate.contracts.inbound import InboundRequest, Outcome
 from faregate.edge.peer import QuartWebSocketPeer
 from faregate.errors import GatewayError
 from faregate.exchange.exchange import Exchange
-from faregate.exchange.inbound import InboundRequest, Outcome
+from faregate.exchange.policies import EndpointDriver
 from faregate.exchange.run import run_exchange
 from faregate.management.common import fail
 

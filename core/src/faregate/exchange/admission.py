@@ -13,12 +13,13 @@ from faregate import jsonutil
 from faregate.awaitables import await_me_maybe
 from faregate.billing.ledger import InsufficientQuota
 from faregate.billing.pricing import Price, prompt_bound, reserve_quota
+from faregate.contracts import AuthRequest
 from faregate.db import models as m
 from faregate.errors import GatewayError, bad_request, model_not_found
 from faregate.exchange import sensitive
 from faregate.exchange.attempts import Operation, unable_channels
 from faregate.multipart import Form, is_multipart, parse_form
-from faregate.principals import AuthRequest, Principal
+from faregate.principals import Principal
 
 if TYPE_CHECKING:
     from faregate.billing.ledger import Reservation

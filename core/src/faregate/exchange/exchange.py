@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from faregate import jsonutil
 from faregate.billing.output_limits import MAX_OUTPUT_TOKENS as MAX_OUTPUT_TOKENS  # the largest output budget
 from faregate.canonical import ChatRequest, Usage
+from faregate.contracts.inbound import JSON, InboundRequest, Outcome
 from faregate.errors import bad_request
 from faregate.exchange import admission, report, sensitive, settlement
-from faregate.exchange.inbound import JSON, InboundRequest, Outcome
 from faregate.observe.logs import request_id_var
 
 if TYPE_CHECKING:
@@ -38,10 +38,10 @@ if TYPE_CHECKING:
     from faregate.contracts import InboundFormat, RequestSummary
     from faregate.errors import GatewayError
     from faregate.exchange.attempts import Operation
+    from faregate.exchange.options import RelayOptions
     from faregate.gateway import Gateway
     from faregate.multipart import Form
     from faregate.principals import Principal
-    from faregate.state.options import Options
     from faregate.state.snapshot import ChannelEntry
 
 P = ParamSpec("P")
@@ -129,7 +129,7 @@ class Exchange:
         return self.request.client_ip
 
     @property
-    def options(self) -> Options:
+    def options(self) -> RelayOptions:
         return self.gateway.snapshot.options
 
     def canonical(self) -> ChatRequest:

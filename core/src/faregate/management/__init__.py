@@ -30,6 +30,7 @@ def register_management(app: Quart, gateway: Gateway) -> None:
         redemptions,
         sign_in,
         site,
+        status,
         system,
         tokens,
         top_ups,
@@ -45,7 +46,8 @@ def register_management(app: Quart, gateway: Gateway) -> None:
     # top-ups (/api/user/topup/..., each payment provider's paths) before /api/user/<id> too
     top_ups.install(app, gateway)
     # the users' fixed paths (/api/user/self, /search) before the blueprint with /api/user/<id>
-    for module in (system, site, uptime, dashboard, verification, sign_in, bindings, user_self, checkins, invitations,
-                   user_factors, user_admin, users, channel_keys, channel_reveal, channel_bulk, channel_models,
-                   channel_probe, channels, tokens, logs, redemptions, vendors, model_meta, prefill_groups):
+    for module in (system, status, site, uptime, dashboard, verification, sign_in, bindings, user_self, checkins,
+                   invitations, user_factors, user_admin, users, channel_keys, channel_reveal, channel_bulk,
+                   channel_models, channel_probe, channels, tokens, logs, redemptions, vendors, model_meta,
+                   prefill_groups):
         app.register_blueprint(module.blueprint)

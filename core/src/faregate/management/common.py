@@ -16,8 +16,9 @@ from tortoise.queryset import QuerySet
 
 from faregate import jsonutil
 from faregate.awaitables import await_me_maybe
+from faregate.contracts import AuthRequest
 from faregate.db import models as m
-from faregate.principals import AuthRequest, Principal
+from faregate.principals import Principal
 
 if TYPE_CHECKING:
     from faregate.app import FaregateApp
