@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from faregate.db import models as m
 from faregate.state.absent_options import ABSENT_OPTIONS
@@ -87,17 +86,7 @@ NEWAPI_OPTIONS: tuple[str, ...] = (
     "qwen.sync_image_models", "token_setting.max_user_tokens",
 )
 
-#: new-api options whose behaviour another part of issue 28 brings (the rate limits; the
-#: sensitive-word checks, channel auto-test and re-enable, data export and token count): known
-#: once those land, expected to fail until then
-OWNED_ELSEWHERE = frozenset({
-    "ModelRequestRateLimitCount", "ModelRequestRateLimitDurationMinutes", "ModelRequestRateLimitEnabled",
-    "ModelRequestRateLimitGroup", "ModelRequestRateLimitSuccessCount", "CheckSensitiveEnabled",
-    "CheckSensitiveOnPromptEnabled", "StopOnSensitiveEnabled", "SensitiveWords", "AutomaticEnableChannelEnabled",
-    "ChannelDisableThreshold", "monitor_setting.auto_test_channel_enabled", "monitor_setting.auto_test_channel_minutes",
-    "token_setting.max_user_tokens", "DataExportEnabled", "DataExportInterval",
-})
-OURS = [name for name in NEWAPI_OPTIONS if name not in OWNED_ELSEWHERE]
+OURS = list(NEWAPI_OPTIONS)
 
 
 async def _put(admin: AdminClient, key: str, value: Any) -> httpx.Response:
@@ -128,11 +117,6 @@ async def test_every_newapi_option_is_known_and_listed(gateway: GatewayServer, a
     # the options that work have a form; those of missing features, only their default, have none
     forms = {item["key"] for item in await admin.ok("GET", "/api/option/schema")}
     assert {name for name in OURS if name not in forms} == {spec.key for spec in ABSENT_OPTIONS}
-
-
-@pytest.mark.xfail(reason="these options come with other changes of issue 28", strict=False)
-async def test_the_options_owned_elsewhere_are_known(gateway: GatewayServer, admin: AdminClient) -> None:
-    assert await _unknown(gateway, admin, sorted(OWNED_ELSEWHERE)) == []
 
 
 async def test_each_default_is_accepted_back(gateway: GatewayServer, admin: AdminClient) -> None:

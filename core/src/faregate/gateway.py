@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from faregate.accounts.notify import Notifier, WebhookNotifier
 from faregate.billing.ledger import QuotaLedger, sweep_dead_workers
 from faregate.billing.quota_warnings import QuotaWarnings
+from faregate.channel_monitor import monitor_loop
 from faregate.contracts import (
     DbModels,
     InboundFormat,
@@ -67,6 +68,7 @@ def first_by_name(objects: list[T], what: str, key: str = "name") -> dict[str, T
 
 
 AUTHENTICATOR_KINDS = ("api_key", "session", "access_token")
+
 
 
 class Gateway:
@@ -158,6 +160,7 @@ class Gateway:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sweeper: asyncio.Task[Any] | None = None
         self._retention: asyncio.Task[Any] | None = None
+        self._monitor: asyncio.Task[Any] | None = None
 
     # ---- lifecycle ------------------------------------------------------------------
     async def start(self, app: Quart) -> None:
@@ -173,6 +176,7 @@ class Gateway:
         self._sweeper = asyncio.create_task(self._sweep_loop(), name="lease-sweeper")
         self._retention = asyncio.create_task(
             retention_loop(lambda: self.snapshot.options, self.settings.retention_interval), name="log-retention")
+        self._monitor = asyncio.create_task(monitor_loop(self), name="channel-monitor")
         await self.hooks.startup(app, self.services)
         # what exists now (modules, plugins, the snapshot) lives as long as the process: keep
         # it out of the cyclic collector's scans, which otherwise grow with every import
@@ -181,7 +185,7 @@ class Gateway:
 
     async def stop(self, app: Quart) -> None:
         await self.hooks.shutdown(app, self.services)
-        for task in (self._sweeper, self._retention):
+        for task in (self._sweeper, self._retention, self._monitor):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

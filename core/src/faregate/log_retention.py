@@ -34,13 +34,14 @@ LOG_RETENTION_OPTIONS: tuple[OptionSpec, ...] = (
 )
 
 
-async def claim_round(interval: float, now: float | None = None) -> bool:
-    """True for exactly one caller per ``interval`` across the deployment."""
+async def claim_round(interval: float, now: float | None = None, key: str = CLAIM_KEY) -> bool:
+    """True for exactly one caller per ``interval`` across the deployment (of the job whose
+    marker row is ``key``)."""
     now = time.time() if now is None else now
-    row = await m.Option.get_or_none(key=CLAIM_KEY)
+    row = await m.Option.get_or_none(key=key)
     if row is None:
         try:
-            await m.Option.create(key=CLAIM_KEY, value=str(int(now)))
+            await m.Option.create(key=key, value=str(int(now)))
             return True
         except IntegrityError:  # another worker made it first
             return False
@@ -50,7 +51,7 @@ async def claim_round(interval: float, now: float | None = None) -> bool:
         last = 0
     if now - last < interval:
         return False
-    return bool(await m.Option.filter(key=CLAIM_KEY, value=row.value).update(value=str(int(now))))
+    return bool(await m.Option.filter(key=key, value=row.value).update(value=str(int(now))))
 
 
 async def _delete_where_id_at_most(threshold: int) -> int:

@@ -9,11 +9,15 @@ before the plugins', in the order listed."""
 
 from __future__ import annotations
 
+from faregate.accounts.key_options import TOKEN_OPTIONS
 from faregate.accounts.options import ACCOUNT_OPTIONS
 from faregate.billing.options import BILLING_OPTIONS
+from faregate.channel_monitor import MONITOR_OPTIONS
 from faregate.exchange.options import RELAY_OPTIONS
+from faregate.exchange.sensitive import SENSITIVE_OPTIONS
 from faregate.limits.options import LIMIT_OPTIONS
 from faregate.log_retention import LOG_RETENTION_OPTIONS
+from faregate.management.dashboard_options import DATA_OPTIONS
 from faregate.management.site_options import SITE_OPTIONS, SiteOptions
 from faregate.payments.money import PAYMENT_OPTIONS
 from faregate.state.absent_options import ABSENT_OPTIONS
@@ -29,6 +33,10 @@ CORE_OPTION_SETS: tuple[tuple[OptionSpec, ...], ...] = (
     SITE_OPTIONS,
     ACCOUNT_OPTIONS,
     PAYMENT_OPTIONS,
+    SENSITIVE_OPTIONS,  # the prompt check (exchange/sensitive.py)
+    MONITOR_OPTIONS,  # the channel monitor (channel_monitor.py)
+    TOKEN_OPTIONS,  # token_setting.* (accounts/key_options.py)
+    DATA_OPTIONS,  # the data dashboard (management/dashboard_options.py)
     CONSOLE_OPTIONS,  # new-api's console-only options
     ABSENT_OPTIONS,  # new-api's options of features Faregate does not have: refused by name
 )

@@ -16,6 +16,7 @@ from faregate.billing.pricing import Price, prompt_bound, reserve_quota
 from faregate.contracts import AuthRequest
 from faregate.db import models as m
 from faregate.errors import GatewayError, bad_request, model_not_found
+from faregate.exchange import sensitive
 from faregate.exchange.attempts import Operation, unable_channels
 from faregate.multipart import Form, is_multipart, parse_form
 from faregate.principals import Principal
@@ -100,7 +101,24 @@ async def read_json(ex: Exchange) -> tuple[bytes, dict[str, Any]]:
 async def work_on_body(ex: Exchange, raw: bytes, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """``work(*args, **kwargs)``: CPU work on the request body ``raw`` (checking it, estimating
     its tokens). On the event loop for a body up to ``FAREGATE_OFFLOAD_BODY_KB``; a bigger
-    one's in a worker thread, in its turn in the worker's big-body lane."""
+    one's in a worker thread, in its turn in the worker's big-body lane. With the sensitive-word
+    check on, the texts the work counts (a format's estimate) are scanned as it goes
+    (:mod:`faregate.exchange.sensitive`); :meth:`Exchange.begin` refuses what it found."""
+    matcher = sensitive.prompt_matcher(ex.gateway.snapshot.options)
+    if matcher is None:
+        return await _work(ex, raw, work, *args, **kwargs)
+    scan = sensitive.PromptScan(matcher)
+
+    def scanned() -> T:
+        return scan.run(work, *args, **kwargs)
+
+    result = await _work(ex, raw, scanned)
+    if scan.found is not None:
+        ex.extra[sensitive.FOUND_KEY] = scan.found
+    return result
+
+
+async def _work(ex: Exchange, raw: bytes, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     if len(raw) <= ex.gateway.settings.offload_body_kb * 1024:
         return work(*args, **kwargs)
     async with ex.gateway.big_bodies.turn():

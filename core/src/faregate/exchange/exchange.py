@@ -29,7 +29,7 @@ from faregate.billing.output_limits import MAX_OUTPUT_TOKENS as MAX_OUTPUT_TOKEN
 from faregate.canonical import ChatRequest, Usage
 from faregate.contracts.inbound import JSON, InboundRequest, Outcome
 from faregate.errors import bad_request
-from faregate.exchange import admission, report, settlement
+from faregate.exchange import admission, report, sensitive, settlement
 from faregate.observe.logs import request_id_var
 
 if TYPE_CHECKING:
@@ -177,6 +177,14 @@ class Exchange:
         self.summary, self.body, self.raw = summary, body, raw
         assert self.principal is not None, "authenticate before begin"
         admission.check_model_allowed(self.principal, summary.model)
+        sensitive.refuse(self.extra)  # what the summary's scan found (work_on_body)
+
+    def check_prompt(self, *texts: str) -> None:
+        """Refuse a prompt the format's summary does not count as text (an image's prompt, a
+        speech's input) that contains a sensitive word; before :meth:`begin`."""
+        found = sensitive.scan_texts(self.options, list(texts))
+        if found is not None:
+            self.extra[sensitive.FOUND_KEY] = found
 
     async def admit(self, operation: Operation | None = None) -> None:
         """Price, quota checks, reservation; given the ``operation`` that will relay the request,

@@ -96,8 +96,10 @@ async def _send(gw: ManagementHost, req: UpstreamRequest, secrets: tuple[str, ..
         raise GatewayError(502, f"the request failed: {type(exc).__name__}", code="do_request_failed") from None
     if resp.status_code not in success:
         err = shield(provider.parse_error(resp.status_code, body), secrets, resp.status_code)
-        # the admin sees the upstream's (redacted) words, not the neutral message a caller gets
-        raise GatewayError(resp.status_code, f"upstream answered {resp.status_code}: {err.detail or err.message}")
+        # the admin sees the upstream's (redacted) words, not the neutral message a caller gets;
+        # its type and code stay, for the channel monitor's disable rules
+        raise GatewayError(resp.status_code, f"upstream answered {resp.status_code}: {err.detail or err.message}",
+                           type=err.type, code=err.code, upstream=True, kind=err.kind)
     return body, time.perf_counter() - started
 
 
@@ -146,15 +148,23 @@ async def test_one(gw: ManagementHost, row: m.Channel, model: str | None, kind: 
     :func:`choose_test`) through the channel's provider, with everything the relay adds
     (model mapping, system prompt, overrides, proxy); billed nothing, logged as a test when
     an admin (``me``) asked for it."""
+    failed, seconds = await probe_channel(gw, row, model, kind, me)
+    return (False, failed.message, 0.0) if failed is not None else (True, "", seconds)
+
+
+async def probe_channel(gw: ManagementHost, row: m.Channel, model: str | None, kind: str = "",
+                        me: Principal | None = None) -> tuple[GatewayError | None, float]:
+    """:func:`test_one`'s test: the error it failed with (an upstream's status, type and
+    code kept), else None, and the seconds the upstream took."""
     entry = channel_entry(row, gw.box)
     provider = gw.providers.get(entry.type)
     if provider is None:
-        return False, f"no installed plugin serves channel type {entry.type}", 0.0
+        return GatewayError(400, f"no installed plugin serves channel type {entry.type}"), 0.0
     model = model or row.test_model or (entry.models[0] if entry.models else "")
     if not model:
-        return False, "the channel lists no model to test with", 0.0
+        return GatewayError(400, "the channel lists no model to test with"), 0.0
     if kind == CHAT and not provider.serves(CHAT, entry.type):  # refused before any credential is made
-        return False, f"channel type {entry.type} ({provider.name}) does not serve the chat endpoint", 0.0
+        return GatewayError(400, f"channel type {entry.type} ({provider.name}) does not serve the chat endpoint"), 0.0
     features = entry.features
     try:
         if features.problem:
@@ -185,7 +195,7 @@ async def test_one(gw: ManagementHost, row: m.Channel, model: str | None, kind: 
             except GatewayError as failed:  # what the answer says went wrong (a failed job): redacted
                 raise GatewayError(failed.status, f"upstream answered: {redact(failed.message, secrets)}") from None
     except GatewayError as err:
-        return False, err.message, 0.0
+        return err, 0.0
     now = int(time.time())
     await m.Channel.filter(id=row.id).update(test_time=now, response_time=int(seconds * 1000))
     if me is not None:  # new-api logs a test as a consume row; here it costs nothing
@@ -193,7 +203,7 @@ async def test_one(gw: ManagementHost, row: m.Channel, model: str | None, kind: 
                            content="channel test", model_name=model[:255], quota=0, channel_id=row.id,
                            use_time=int(seconds), other=jsonutil.dumps_str(
                                {"channel_test": True, "endpoint": kind, **_test_ratios(gw, model, me)}))
-    return True, "", seconds
+    return None, seconds
 
 
 def _test_ratios(gw: ManagementHost, model: str, me: Principal) -> dict[str, float]:

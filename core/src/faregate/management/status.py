@@ -125,7 +125,7 @@ async def status() -> Response:
         "enable_batch_update": False,  # new-api's BATCH_UPDATE_ENABLED: Faregate settles each request itself
         "enable_drawing": values["DrawingEnabled"],  # always false: no Midjourney (state.absent_options)
         "enable_task": values["TaskEnabled"],  # always false: no async tasks
-        # the dashboard (/api/data/) is always there; DataExportEnabled, where declared, can hide it
+        # DataExportEnabled turns the dashboard (/api/data/) off (management/dashboard_options.py)
         "enable_data_export": values.get("DataExportEnabled", True) is not False,
         "data_export_default_time": values["DataExportDefaultTime"],
         "default_collapse_sidebar": values["DefaultCollapseSidebar"],

@@ -11,6 +11,7 @@ from quart import Blueprint, Response, request
 from quart_schema import document_response, validate_request
 from tortoise.expressions import Q
 
+from faregate.accounts.key_options import MAX_USER_TOKENS, too_many_keys_message
 from faregate.accounts.keys import issue_key
 from faregate.db import models as m
 from faregate.management.common import (
@@ -30,7 +31,6 @@ from faregate.security.crypto import key_hash
 
 blueprint = Blueprint("tokens", __name__)
 
-MAX_TOKENS_PER_USER = 1000
 MAX_REMAIN_QUOTA = 1_000_000_000 * 500_000
 SEARCH_LIMIT = 100
 KEY_LENGTH = 48
@@ -213,9 +213,10 @@ async def create_token(data: TokenCreate, me: Principal) -> Response:
     expires = fields.get("expired_time", -1)
     if expires != -1 and expires < time.time():
         return fail("the expiry time is in the past")
-    if await m.Token.filter(user_id=me.user.id).count() >= MAX_TOKENS_PER_USER:
-        return fail(f"at most {MAX_TOKENS_PER_USER} API keys per user")
     gw = gateway()
+    limit = int(gw.snapshot.options.value(MAX_USER_TOKENS))  # new-api's token_setting.max_user_tokens
+    if await m.Token.filter(user_id=me.user.id).count() >= limit:
+        return fail(too_many_keys_message(limit))
     row, _ = await issue_key(gw.box, user_id=me.user.id, **fields)
     await gw.feed.publish("token", row.id)
     return ok(await token_view(row))
