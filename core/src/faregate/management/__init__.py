@@ -30,6 +30,7 @@ def register_management(app: Quart, gateway: Gateway) -> None:
         redemptions,
         sign_in,
         site,
+        subscriptions,
         system,
         tokens,
         top_ups,
@@ -47,5 +48,6 @@ def register_management(app: Quart, gateway: Gateway) -> None:
     # the users' fixed paths (/api/user/self, /search) before the blueprint with /api/user/<id>
     for module in (system, site, uptime, dashboard, verification, sign_in, bindings, user_self, checkins, invitations,
                    user_factors, user_admin, users, channel_keys, channel_reveal, channel_bulk, channel_models,
-                   channel_probe, channels, tokens, logs, redemptions, vendors, model_meta, prefill_groups):
+                   channel_probe, channels, tokens, logs, redemptions, vendors, model_meta, prefill_groups,
+                   subscriptions):
         app.register_blueprint(module.blueprint)
