@@ -22,6 +22,7 @@ def register_management(app: Quart, gateway: Gateway) -> None:
         channel_reveal,
         channels,
         checkins,
+        custom_oauth,
         dashboard,
         invitations,
         logs,
@@ -49,5 +50,5 @@ def register_management(app: Quart, gateway: Gateway) -> None:
     for module in (system, site, uptime, dashboard, verification, sign_in, bindings, user_self, checkins, invitations,
                    user_factors, user_admin, users, channel_keys, channel_reveal, channel_bulk, channel_models,
                    channel_probe, channels, tokens, logs, redemptions, vendors, model_meta, prefill_groups,
-                   subscriptions):
+                   subscriptions, custom_oauth):
         app.register_blueprint(module.blueprint)

@@ -1,8 +1,9 @@
-"""new-api's wallet page (issue 28): it asks ``GET /api/subscription/plans`` and
-``GET /api/subscription/self`` on every load, for every user. Faregate has no subscriptions, so
-they answer what new-api answers with no plan (none, none) and the preference that is true
-here, ``wallet_only``, instead of a 404 that put an error in every user's console; buying or
-administering a subscription is refused in the envelope, naming the missing feature."""
+"""new-api's console pages that call routes of features Faregate has not (issue 28). The wallet
+page asks ``GET /api/subscription/plans`` and ``/api/subscription/self`` on every load, for every
+user; the system settings page lists custom OAuth providers. Each was a 404 and an error in the
+console. They answer "none" as new-api does with nothing configured (the billing preference that
+is true here, ``wallet_only``); buying, adding or administering is refused in the envelope,
+naming the missing feature."""
 
 from __future__ import annotations
 
@@ -49,3 +50,16 @@ async def test_subscription_routes_need_a_login(gateway: GatewayServer) -> None:
     async with httpx.AsyncClient(base_url=gateway.base_url) as anonymous:
         resp = await anonymous.get("/api/subscription/plans")
     assert resp.json()["success"] is False
+
+
+async def test_custom_oauth_providers_list_none_and_refuse_changes_by_name(gateway: GatewayServer,
+                                                                          admin: AdminClient) -> None:
+    """new-api's system settings page lists custom OAuth providers on every load (it was a 404)."""
+    assert await admin.ok("GET", "/api/custom-oauth-provider/") == []
+    for method, path in (("POST", "/api/custom-oauth-provider/"), ("PUT", "/api/custom-oauth-provider/1"),
+                         ("DELETE", "/api/custom-oauth-provider/1"), ("POST", "/api/custom-oauth-provider/discovery"),
+                         ("GET", "/api/custom-oauth-provider/1")):
+        answer = await admin.call(method, path, json={"name": "corp"})
+        assert answer["success"] is False and "custom OAuth providers are not available" in answer["message"], path
+    wally = await _user(gateway, admin, "curious")
+    assert (await wally.call("GET", "/api/custom-oauth-provider/"))["message"].startswith("permission denied")
