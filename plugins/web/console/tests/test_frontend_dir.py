@@ -26,6 +26,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
     (dist / "assets" / "index-Bx9_a1Zq.js").write_text("console.log('app')")
     (dist / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     (root / "secret.txt").write_text("outside")
+    (dist / ".env").write_text("outside")  # a stray dotfile in the build is not served either
     proc = GatewayProcess(str(root / "data"), env={"FAREGATE_FRONTEND_DIR": str(dist)})
     proc.start()
     yield proc
@@ -54,7 +55,8 @@ def test_files_are_served_and_hashed_assets_cached_for_good(built: GatewayProces
 def test_missing_assets_and_escapes_are_not_found(built: GatewayProcess) -> None:
     for path in ("/assets/index-gone.js", "/stale.js", "/assets/app.css"):
         assert httpx.get(built.base_url + path).status_code == 404, path
-    for path in ("/assets/../../secret.txt", "/%2e%2e/secret.txt", "/..%2fsecret.txt", "/.%2e/.%2e/secret.txt"):
+    for path in ("/assets/../../secret.txt", "/%2e%2e/secret.txt", "/..%2fsecret.txt", "/.%2e/.%2e/secret.txt",
+                 "/.env"):
         resp = httpx.get(built.base_url + path)
         assert b"outside" not in resp.content, path  # the index or a 404, never a file outside
 

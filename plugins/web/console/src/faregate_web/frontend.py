@@ -22,7 +22,6 @@ from pathlib import Path
 
 from quart import Blueprint, Response, request, send_from_directory
 from werkzeug.exceptions import NotFound
-from werkzeug.security import safe_join
 
 from faregate_web.shell import security_headers
 
@@ -43,6 +42,9 @@ class Frontend:
     root: Path
     index: bytes
     csp: str
+    #: every file's path under root (``assets/index-3f9a1c2b.js``), listed once at start: a
+    #: request is served only by an exact name from this set, never by a path it builds
+    files: frozenset[str]
 
 
 def _reserved(path: str) -> bool:
@@ -71,14 +73,16 @@ def frontend_policy(index_html: bytes) -> str:
 
 @cache
 def load(directory: str) -> Frontend:
-    """The built app, read once: a missing ``index.html`` stops the gateway at start, not at
-    the first visitor."""
+    """The built app, read once at start (restart after a rebuild, as new-api's embedded build
+    needs): a missing ``index.html`` stops the gateway at start, not at the first visitor."""
     root = Path(directory).resolve()
     index_path = root / "index.html"
     if not index_path.is_file():
         raise RuntimeError(f"FAREGATE_FRONTEND_DIR={directory}: no index.html there (point it at the built dist)")
     index = index_path.read_bytes()
-    return Frontend(root=root, index=index, csp=frontend_policy(index))
+    names = (path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file())
+    files = frozenset(name for name in names if not any(part.startswith(".") for part in name.split("/")))
+    return Frontend(root=root, index=index, csp=frontend_policy(index), files=files)
 
 
 def make_frontend_blueprint(directory: str) -> Blueprint:
@@ -93,8 +97,7 @@ def make_frontend_blueprint(directory: str) -> Blueprint:
         if _reserved(path):
             return None
         name = path.lstrip("/")
-        target = safe_join(str(frontend.root), name) if name else None
-        if target is not None and Path(target).is_file() and not name.startswith("."):
+        if name in frontend.files:
             response = await send_from_directory(frontend.root, name)
             immutable = name.startswith("assets/") and _HASHED.search(name) is not None
             response.headers["Cache-Control"] = "public, max-age=31536000, immutable" if immutable else "no-cache"
