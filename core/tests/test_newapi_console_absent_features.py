@@ -63,3 +63,13 @@ async def test_custom_oauth_providers_list_none_and_refuse_changes_by_name(gatew
         assert answer["success"] is False and "custom OAuth providers are not available" in answer["message"], path
     wally = await _user(gateway, admin, "curious")
     assert (await wally.call("GET", "/api/custom-oauth-provider/"))["message"].startswith("permission denied")
+
+
+async def test_task_and_midjourney_lists_are_empty_pages(gateway: GatewayServer, admin: AdminClient) -> None:
+    """The console's task and Midjourney pages (a bookmark, or the sidebar) were a 404 and an error."""
+    for path in ("/api/task/", "/api/mj/", "/api/task/self", "/api/mj/self"):
+        page = await admin.ok("GET", path, params={"p": 2, "page_size": 20, "channel_id": "", "task_id": ""})
+        assert page == {"page": 2, "page_size": 20, "total": 0, "items": []}, path
+    wally = await _user(gateway, admin, "tasker")
+    assert (await wally.ok("GET", "/api/task/self"))["items"] == []
+    assert (await wally.call("GET", "/api/task/"))["message"].startswith("permission denied")

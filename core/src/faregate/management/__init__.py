@@ -33,6 +33,7 @@ def register_management(app: Quart, gateway: Gateway) -> None:
         site,
         subscriptions,
         system,
+        task_lists,
         tokens,
         top_ups,
         uptime,
@@ -50,5 +51,5 @@ def register_management(app: Quart, gateway: Gateway) -> None:
     for module in (system, site, uptime, dashboard, verification, sign_in, bindings, user_self, checkins, invitations,
                    user_factors, user_admin, users, channel_keys, channel_reveal, channel_bulk, channel_models,
                    channel_probe, channels, tokens, logs, redemptions, vendors, model_meta, prefill_groups,
-                   subscriptions, custom_oauth):
+                   subscriptions, custom_oauth, task_lists):
         app.register_blueprint(module.blueprint)
