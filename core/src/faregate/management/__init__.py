@@ -22,6 +22,7 @@ def register_management(app: Quart, gateway: ManagementHost) -> None:
         channel_reveal,
         channels,
         checkins,
+        custom_oauth,
         dashboard,
         invitations,
         logs,
@@ -31,7 +32,9 @@ def register_management(app: Quart, gateway: ManagementHost) -> None:
         sign_in,
         site,
         status,
+        subscriptions,
         system,
+        task_lists,
         tokens,
         top_ups,
         uptime,
@@ -49,5 +52,5 @@ def register_management(app: Quart, gateway: ManagementHost) -> None:
     for module in (system, status, site, uptime, dashboard, verification, sign_in, bindings, user_self, checkins,
                    invitations, user_factors, user_admin, users, channel_keys, channel_reveal, channel_bulk,
                    channel_models, channel_probe, channels, tokens, logs, redemptions, vendors, model_meta,
-                   prefill_groups):
+                   prefill_groups, subscriptions, custom_oauth, task_lists):
         app.register_blueprint(module.blueprint)
