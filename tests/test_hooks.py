@@ -27,8 +27,8 @@ from faregate.billing.pricing import Price
 from faregate.canonical import ChatRequest, ChatResponse, Message, TextPart, Usage
 from faregate.contracts import (
     WEBSOCKET,
+    AuthRequest,
     DbModels,
-    EndpointDriver,
     InboundFormat,
     Provider,
     RequestSummary,
@@ -39,15 +39,16 @@ from faregate.contracts import (
     UpstreamRequest,
     UpstreamTarget,
 )
+from faregate.contracts.inbound import InboundRequest, Outcome
 from faregate.db import models as m
 from faregate.db.storage import pick_backend
 from faregate.errors import GatewayError, bad_request
 from faregate.exchange.exchange import Exchange
-from faregate.exchange.inbound import InboundRequest, Outcome
+from faregate.exchange.policies import EndpointDriver
 from faregate.gateway import Gateway
 from faregate.hooks import GatewayHooks
 from faregate.plugins import load_plugins
-from faregate.principals import AuthRequest, Principal
+from faregate.principals import Principal
 from faregate.services import Services
 from faregate.settings import Setting
 from faregate.testing.harness import AdminClient, GatewayServer

@@ -20,7 +20,7 @@ import pytest_asyncio
 from faregate import jsonutil
 from faregate.billing.quota_warnings import format_quota, warning
 from faregate.db import models as m
-from faregate.state.options import Options
+from faregate.default_plugins.options import core_options
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate_adapter_openai.testing import FakeOpenAI
 from faregate_auth_email.testing import LocalSMTP
@@ -260,7 +260,7 @@ def test_the_warning_shows_quota_as_the_site_does() -> None:
     dollars = quota / 500_000
 
     def shown(**raw: str) -> str:
-        return format_quota(quota, Options(raw))
+        return format_quota(quota, core_options(raw))
 
     assert shown() == f"${dollars:.6f}" == "$2.469134"
     assert shown(**{"general_setting.quota_display_type": "CNY", "USDExchangeRate": "7"}) == "\u00a517.283938"
@@ -275,4 +275,4 @@ def test_the_warning_shows_quota_as_the_site_does() -> None:
     assert shown(**{**custom, "general_setting.custom_currency_symbol": ""}) == "\u00a4370.370100"
     # the quota per unit scales the money, whatever the currency
     assert shown(**{**custom, "QuotaPerUnit": "1000000"}) == "JP\u00a5185.185050"
-    assert warning(quota, Options({"general_setting.quota_display_type": "TOKENS"})).values[1] == "1234567 quota"
+    assert warning(quota, core_options({"general_setting.quota_display_type": "TOKENS"})).values[1] == "1234567 quota"

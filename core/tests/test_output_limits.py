@@ -9,8 +9,8 @@ import pytest
 
 from faregate import jsonutil
 from faregate.billing.output_limits import DEFAULT_OUTPUT_LIMITS, OutputLimits, parse_output_limits
+from faregate.default_plugins.options import CORE_REGISTRY, core_options
 from faregate.state.option_specs import OptionError
-from faregate.state.options import CORE_REGISTRY, Options
 
 
 @pytest.mark.parametrize(("model", "tokens"), [
@@ -29,17 +29,17 @@ from faregate.state.options import CORE_REGISTRY, Options
     ("deepseek-reasoner", 64_000),
 ])
 def test_built_in_limits(model: str, tokens: int) -> None:
-    assert Options({}).max_output_of(model) == tokens
+    assert core_options({}).max_output_of(model) == tokens
 
 
 def test_a_model_the_table_does_not_name_gets_the_default_reserve() -> None:
-    assert Options({}).max_output_of("my-own-model") == 4096
-    assert Options({"DefaultMaxTokensReserve": "1000"}).max_output_of("my-own-model") == 1000
+    assert core_options({}).max_output_of("my-own-model") == 4096
+    assert core_options({"DefaultMaxTokensReserve": "1000"}).max_output_of("my-own-model") == 1000
     assert OutputLimits.of(DEFAULT_OUTPUT_LIMITS).limit("my-own-model") is None
 
 
 def test_a_stored_table_replaces_the_built_in_one() -> None:
-    options = Options({"ModelMaxOutputTokens": jsonutil.dumps_str({"my-*": 2000, "my-model": 300})})
+    options = core_options({"ModelMaxOutputTokens": jsonutil.dumps_str({"my-*": 2000, "my-model": 300})})
     assert options.max_output_of("my-model") == 300
     assert options.max_output_of("my-other-model") == 2000
     assert options.max_output_of("gpt-4o") == 4096  # no longer named: the default reserve
@@ -70,4 +70,4 @@ def test_a_bad_table_is_refused_naming_the_entry(value: str, named: str) -> None
 
 
 def test_a_bad_stored_table_falls_back_to_the_built_in_one() -> None:
-    assert Options({"ModelMaxOutputTokens": '{"gpt-4o": -1}'}).max_output_of("gpt-4o") == 16_384
+    assert core_options({"ModelMaxOutputTokens": '{"gpt-4o": -1}'}).max_output_of("gpt-4o") == 16_384

@@ -14,6 +14,7 @@ import pytest
 from faregate.billing.pricing import MAX_QUOTA
 from faregate.contracts.payments import PaymentRefused, Quote
 from faregate.db import models as m
+from faregate.default_plugins.options import core_options
 from faregate.payments.money import (
     amount_discount,
     amount_options,
@@ -22,7 +23,6 @@ from faregate.payments.money import (
     to_minor_units,
 )
 from faregate.payments.orders import Completion, complete_top_up, create_top_up, expire_top_up, fail_top_up
-from faregate.state.options import Options
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate.testing.payments import user_session
 
@@ -39,7 +39,7 @@ async def _user(name: str = "payer", quota: int = 0) -> m.User:
 
 # ---- prices -------------------------------------------------------------------------------
 def test_price_rule() -> None:
-    options = Options({"TopupGroupRatio": '{"vip": 0.5}', "payment_setting.amount_discount": '{"100": 0.9}'})
+    options = core_options({"TopupGroupRatio": '{"vip": 0.5}', "payment_setting.amount_discount": '{"100": 0.9}'})
     quote = quote_top_up(options, amount=100, group="vip", unit_price=7.3, currency="cny", payment_method="alipay",
                          min_topup=1)
     assert quote == Quote(amount=100, money=Decimal("328.50"), currency="CNY", quota=100 * UNIT,
@@ -54,7 +54,7 @@ def test_price_rule() -> None:
         quote_top_up(options, amount=1, group="default", unit_price=0.001, currency="USD", payment_method="x",
                      min_topup=1)
     # TOKENS display: the amount is quota; the minimum too
-    tokens = Options({"general_setting.quota_display_type": "TOKENS"})
+    tokens = core_options({"general_setting.quota_display_type": "TOKENS"})
     quote = quote_top_up(tokens, amount=750_000, group="default", unit_price=2, currency="USD", payment_method="x",
                          min_topup=1)
     assert (quote.amount, quote.quota, quote.money) == (1, 750_000, Decimal("3.00"))

@@ -10,7 +10,7 @@ import pytest
 
 from faregate import jsonutil
 from faregate.billing import ratios
-from faregate.state.options import CORE_REGISTRY, Options
+from faregate.default_plugins.options import CORE_REGISTRY, core_options
 
 
 def test_the_tables_are_data_with_their_provenance() -> None:
@@ -62,7 +62,7 @@ def test_family_completion_ratios(name: str, ratio: float) -> None:
 
 
 def test_lookups_as_new_api() -> None:
-    built_in = Options({})
+    built_in = core_options({})
     assert built_in.ratio_of("gpt-4o-2024-08-06") == 1.25 and built_in.ratio_of("made-up-model") is None
     assert built_in.price_of("gpt-4-gizmo-g-1") == 0.1 and built_in.ratio_of("gpt-4-gizmo-g-1") == 15
     assert built_in.ratio_of("gemini-2.5-pro-thinking-2048") == 0.625
@@ -74,7 +74,7 @@ def test_lookups_as_new_api() -> None:
         1.25, 1.25)
     assert built_in.audio_completion_ratio_of("gpt-realtime") == 2
     # an admin's value is the whole table (new-api replaces the map): built-in entries it leaves out are gone
-    mine = Options({"ModelRatio": '{"gpt-4o": 2}', "CompletionRatio": '{"claude-3-haiku-20240307": 3}',
+    mine = core_options({"ModelRatio": '{"gpt-4o": 2}', "CompletionRatio": '{"claude-3-haiku-20240307": 3}',
                     "CacheRatio": "{}", "CreateCacheRatio": '{"claude-3-haiku-20240307": 2}'})
     assert mine.ratio_of("gpt-4o") == 2 and mine.ratio_of("gpt-4o-2024-08-06") is None
     assert mine.completion_ratio_of("claude-3-haiku-20240307") == 3  # the admin's entry over the family's 5
@@ -95,7 +95,7 @@ def test_the_openai_plugins_own_lookups_match_names_too() -> None:
     from faregate_adapter_openai import audio_billing
     from faregate_adapter_openai.responses_api.compact import CompactPricer
 
-    options = Options({"ModelPrice": '{"gpt-4-gizmo-*": 0.1, "*-openai-compact": 0.02}',
+    options = core_options({"ModelPrice": '{"gpt-4-gizmo-*": 0.1, "*-openai-compact": 0.02}',
                        "ModelRatio": '{"gemini-2.5-pro-thinking-*": 0.625, "*-openai-compact": 3}'})
     pricer = CompactPricer(SimpleNamespace(options=options))  # type: ignore[arg-type]
 
@@ -107,6 +107,6 @@ def test_the_openai_plugins_own_lookups_match_names_too() -> None:
     assert options.price_of("gpt-4-gizmo-g-1-openai-compact") == 0.1
     assert compaction("gemini-2.5-pro-thinking-128-openai-compact") is None  # its family's ratio, no wildcard
     assert compaction("gpt-5-openai-compact").model_price == 0.02  # unpriced itself: the wildcard's
-    built_in = SimpleNamespace(options=Options({}))
+    built_in = SimpleNamespace(options=core_options({}))
     assert audio_billing.per_minute(built_in, "gpt-4-gizmo-g-1")  # type: ignore[arg-type]
     assert not audio_billing.per_minute(built_in, "gpt-4o-transcribe")  # type: ignore[arg-type]  # by tokens

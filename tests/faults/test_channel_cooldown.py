@@ -17,10 +17,11 @@ import pytest_asyncio
 
 from faregate import jsonutil
 from faregate.db import models as m
+from faregate.default_plugins.options import core_options
 from faregate.errors import GatewayError
 from faregate.exchange import breaker
 from faregate.exchange.breaker import CHANNEL, Breakers
-from faregate.state.options import DISABLE_CODES, DISABLE_TYPES, Options
+from faregate.exchange.options import DISABLE_CODES, DISABLE_TYPES
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate.testing.logs import consume_logs
 from faregate_adapter_openai.testing import FakeOpenAI, Fault
@@ -185,7 +186,7 @@ async def test_a_status_in_the_disable_list_or_a_range_disables_the_channel(pair
 
 
 def test_disable_statuses_outside_the_ranges_do_not_disable() -> None:
-    options = Options({"AutomaticDisableStatusCodes": "401-403,429", "AutomaticDisableKeywords": ""})
+    options = core_options({"AutomaticDisableStatusCodes": "401-403,429", "AutomaticDisableKeywords": ""})
     disabling = [s for s in (400, 401, 402, 403, 404, 428, 429, 430, 500)
                  if options.should_disable(s, GatewayError(s, "boom", type="upstream_error"))]
     assert disabling == [401, 402, 403, 429]

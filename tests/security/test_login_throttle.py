@@ -23,8 +23,8 @@ import httpx
 import pyotp
 import pytest
 
-from faregate.accounts.devices import COOKIE as DEVICE_COOKIE
 from faregate.accounts.login import LOCKED_STEP
+from faregate.management.devices import COOKIE as DEVICE_COOKIE
 from faregate.security import passwords
 from faregate.security.throttle import LoginThrottle, MemoryCounters, RedisCounters
 from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayProcess, GatewayServer

@@ -58,8 +58,9 @@ from __future__ import annotations
 
 from faregate import __version__, hookimpl
 from faregate.accounts.notify import Notification, Notifier, NotifyError, NotifyTarget
-from faregate.accounts.service import EMAIL_VERIFICATION, Account, Accounts, OneTimeSecret, SignupError
+from faregate.accounts.service import EMAIL_VERIFICATION, Account, OneTimeSecret, SignupError
 from faregate.billing.ledger import LogEntry, Reservation
+from faregate.billing.pending import UsageRecorder
 from faregate.billing.pricing import Price, prompt_bound, usage_quota
 from faregate.billing.ratios import matching_name
 from faregate.bounds import INT64_MAX, INT64_MIN, NumberBound, check_numbers
@@ -91,20 +92,15 @@ from faregate.canonical import (
 from faregate.contracts import (
     WEBSOCKET,
     Authenticator,
+    AuthRequest,
     BalanceFetch,
-    ChannelFilter,
     ChannelProbe,
-    ChannelSelector,
     DbModels,
-    EndpointDriver,
     InboundFormat,
     ModelInfo,
     PassthroughStream,
     PaymentProvider,
-    Pricer,
     Provider,
-    QuotaCheck,
-    RequestRewriter,
     RequestSummary,
     Route,
     SecondFactor,
@@ -114,8 +110,8 @@ from faregate.contracts import (
     TokenCount,
     UpstreamRequest,
     UpstreamTarget,
-    UsageRecorder,
 )
+from faregate.contracts.inbound import InboundRequest, Outcome, WebSocketPeer
 from faregate.contracts.payments import (
     Checkout,
     Payer,
@@ -130,11 +126,18 @@ from faregate.contracts.payments import (
     unset_problem,
 )
 from faregate.db.models import ROLE_ADMIN, ROLE_ROOT, ROLE_USER
-from faregate.errors import ErrorKind, GatewayError, bad_request, error_kind, upstream_error
+from faregate.errors import ErrorKind, GatewayError, RateLimitInfo, bad_request, error_kind, upstream_error
 from faregate.exchange.attempts import AttemptFailed, Operation
 from faregate.exchange.chat import ChatDriver, ChatOperation, NativeEndpoint, stream_outcome
 from faregate.exchange.exchange import MAX_OUTPUT_TOKENS, REQUEST_ID_HEADER, Exchange
-from faregate.exchange.inbound import InboundRequest, Outcome, WebSocketPeer
+from faregate.exchange.policies import (
+    ChannelFilter,
+    ChannelSelector,
+    EndpointDriver,
+    Pricer,
+    QuotaCheck,
+    RequestRewriter,
+)
 from faregate.exchange.recount import offer_exact_recount, settle_on_prompt
 from faregate.exchange.recount import prepare as prepare_exact_recount
 from faregate.exchange.routing import map_model
@@ -144,6 +147,7 @@ from faregate.jsonutil import dumps as json_dumps
 from faregate.jsonutil import dumps_str as json_dumps_str
 from faregate.jsonutil import loads as json_loads
 from faregate.kit import HttpJsonProvider, join_url, malformed_response
+from faregate.management.accounts_door import Accounts
 from faregate.management.channel_test_kinds import probe_body
 from faregate.management.common import BadInput, fail, guarded, ok, public, require, require_session
 from faregate.management.openapi import Body, Done, Ok, Shape
@@ -153,12 +157,12 @@ from faregate.net import AddressCategory, BlockedAddress, Fetched, FetchError, G
 from faregate.observe.report import ExchangeReport
 from faregate.payments.money import from_minor_units, minor_unit, parse_money, quote_top_up, to_minor_units
 from faregate.payments.orders import Completion, TopUpOutcome, complete_top_up, create_top_up, expire_top_up
-from faregate.principals import AuthRequest, Principal, bearer_token
+from faregate.principals import Principal, TokenEntry, UserEntry, bearer_token
 from faregate.services import Balance, Services
 from faregate.settings import Setting, Settings
 from faregate.state import option_specs as option_parsers
 from faregate.state.option_specs import OptionSpec
-from faregate.state.snapshot import ChannelEntry, TokenEntry, UserEntry
+from faregate.state.snapshot import ChannelEntry
 from faregate.tokens import TokenCounter, TokenEstimator, Tokenizer, estimator, exact_counting
 from faregate.upstream import (
     UpstreamAddressRefused,
@@ -198,6 +202,7 @@ __all__ = [
     "PaymentRefused",
     "PaymentRoutes",
     "Quote",
+    "RateLimitInfo",
     "TopUpOrder",
     "TopUpOutcome",
     "Webhook",

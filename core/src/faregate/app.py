@@ -10,11 +10,10 @@ from quart.sessions import SecureCookieSession, SecureCookieSessionInterface
 from quart.wrappers import BaseRequestWebsocket
 
 from faregate.accounts.sessions import SESSION_LIFETIME
-from faregate.edge import errors, health, keep_alive, page_policy, request_ids, routes
+from faregate.edge import errors, global_limits, health, keep_alive, metrics, page_policy, request_ids, routes
 from faregate.edge.proxies import TrustedProxies
 from faregate.gateway import Gateway
 from faregate.management import missing_methods, openapi, register_management
-from faregate.observe import metrics
 from faregate.plugins import PluginSet, load_plugins
 from faregate.security import redact
 
@@ -48,6 +47,7 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     )
     redact.install()
     routes.lenient_slashes(app)  # before any route: each takes the map's default
+    global_limits.install(app, gateway.settings)  # before any body is read
     routes.install(app, gateway)
     health.install(app, gateway)
     metrics.install(app, gateway)

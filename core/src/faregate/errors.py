@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -37,6 +38,20 @@ KIND_BY_STATUS: dict[int, ErrorKind] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class RateLimitInfo:
+    """The limit a refused caller is over, for the vendor's rate-limit headers (each format
+    names them its own way, ``InboundFormat.rate_limit_headers``): requests and tokens per
+    window, what is left, and the seconds until the window is whole again. None: no such limit."""
+
+    requests_limit: int | None = None
+    requests_remaining: int | None = None
+    requests_reset: float | None = None
+    tokens_limit: int | None = None
+    tokens_remaining: int | None = None
+    tokens_reset: float | None = None
+
+
 class GatewayError(Exception):
     """A request failed with an HTTP ``status``, an error ``type`` and ``code``.
 
@@ -68,6 +83,7 @@ class GatewayError(Exception):
         detail: str | None = None,
         should_retry: bool | None = None,
         kind: ErrorKind | None = None,
+        rate_limit: RateLimitInfo | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -80,6 +96,8 @@ class GatewayError(Exception):
         self.detail = detail
         self.should_retry = should_retry
         self.kind = kind
+        #: a rate limit's refusal: what the limit says (sent in the vendor's headers)
+        self.rate_limit = rate_limit
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"GatewayError({self.status}, {self.code!r}, {self.message!r})"

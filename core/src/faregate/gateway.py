@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from faregate.accounts.notify import Notifier, WebhookNotifier
 from faregate.billing.ledger import QuotaLedger, sweep_dead_workers
 from faregate.billing.quota_warnings import QuotaWarnings
+from faregate.channel_monitor import monitor_loop
 from faregate.contracts import (
     DbModels,
-    EndpointDriver,
     InboundFormat,
     PaymentProvider,
     Provider,
@@ -26,9 +26,12 @@ from faregate.contracts import (
 )
 from faregate.db import models as m
 from faregate.db import storage
+from faregate.default_plugins.options import CORE_REGISTRY, GatewayOptions
 from faregate.exchange.big_bodies import BigBodyLane
 from faregate.exchange.breaker import Breakers
+from faregate.exchange.policies import EndpointDriver
 from faregate.hooks import GatewayHooks, resolve_settings
+from faregate.limits.limiter import Limiter
 from faregate.log_retention import retention_loop
 from faregate.net import AddressPolicy, allowed_categories
 from faregate.observe.report import Observer
@@ -39,7 +42,6 @@ from faregate.services import Services
 from faregate.settings import SettingError
 from faregate.state.changefeed import ChangeFeed, epoch_path
 from faregate.state.option_specs import OptionRegistry, OptionSpec
-from faregate.state.options import CORE_REGISTRY
 from faregate.state.snapshot import Snapshot
 from faregate.tokens import TokenCounter, Tokenizer
 from faregate.upstream import UpstreamClient
@@ -68,13 +70,14 @@ def first_by_name(objects: list[T], what: str, key: str = "name") -> dict[str, T
 AUTHENTICATOR_KINDS = ("api_key", "session", "access_token")
 
 
+
 class Gateway:
     def __init__(self, plugins: PluginSet, overrides: dict[str, Any] | None = None) -> None:
         self.plugins = plugins
         self.hooks = GatewayHooks(plugins.pm)
         declared = self.hooks.settings()
         self.settings = resolve_settings(declared, overrides)
-        #: every runtime option: the core's, then the plugins' (register_settings)
+        #: every runtime option: the core's (collected from their owners), then the plugins' (register_settings)
         self.option_registry = OptionRegistry([*CORE_REGISTRY.specs.values(),
                                               *(d for d in declared if isinstance(d, OptionSpec))])
         self.services = Services(self)
@@ -128,7 +131,7 @@ class Gateway:
         self.box = SecretBox(crypto_secret)
         self._check_db_url()
         self.backend, self.db_config = storage.tortoise_config(self.db_url, self.storage_backends, self.db_models)
-        self.snapshot = Snapshot(self.box, self.option_registry)
+        self.snapshot = Snapshot(self.box, self.option_registry, GatewayOptions)
         self.feed: ChangeFeed  # made in start(), once storage is open
         self.ledger = QuotaLedger(flush_interval=self.settings.flush_interval,
                                   lease_idle=self.settings.lease_idle_seconds)
@@ -151,10 +154,13 @@ class Gateway:
         self.big_bodies = BigBodyLane()
         #: this worker's channel breakers (cooldowns, half-open trials): see faregate.exchange.breaker
         self.breakers = Breakers(trial_window=max(1.0, min(self.settings.first_byte_timeout, 300.0)))
+        #: the relay's rate limits (faregate.limits)
+        self.limiter = Limiter.from_settings(self.settings.redis_url or "")
         self.started_at = int(time.time())
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sweeper: asyncio.Task[Any] | None = None
         self._retention: asyncio.Task[Any] | None = None
+        self._monitor: asyncio.Task[Any] | None = None
 
     # ---- lifecycle ------------------------------------------------------------------
     async def start(self, app: Quart) -> None:
@@ -170,6 +176,7 @@ class Gateway:
         self._sweeper = asyncio.create_task(self._sweep_loop(), name="lease-sweeper")
         self._retention = asyncio.create_task(
             retention_loop(lambda: self.snapshot.options, self.settings.retention_interval), name="log-retention")
+        self._monitor = asyncio.create_task(monitor_loop(self), name="channel-monitor")
         await self.hooks.startup(app, self.services)
         # what exists now (modules, plugins, the snapshot) lives as long as the process: keep
         # it out of the cyclic collector's scans, which otherwise grow with every import
@@ -178,7 +185,7 @@ class Gateway:
 
     async def stop(self, app: Quart) -> None:
         await self.hooks.shutdown(app, self.services)
-        for task in (self._sweeper, self._retention):
+        for task in (self._sweeper, self._retention, self._monitor):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -187,6 +194,7 @@ class Gateway:
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=10)
         await self.ledger.stop()
+        await self.limiter.aclose()
         await self.feed.stop()
         await self.upstream.stop()
         await storage.close_storage()

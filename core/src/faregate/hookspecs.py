@@ -20,21 +20,23 @@ if TYPE_CHECKING:
     from quart import Quart
 
     from faregate.accounts.notify import Notifier
+    from faregate.billing.pending import UsageRecorder
     from faregate.contracts import (
         Authenticator,
-        ChannelFilter,
-        ChannelSelector,
         DbModels,
-        EndpointDriver,
         InboundFormat,
         PaymentProvider,
-        Pricer,
         Provider,
-        QuotaCheck,
-        RequestRewriter,
         SecondFactor,
         StorageBackend,
-        UsageRecorder,
+    )
+    from faregate.exchange.policies import (
+        ChannelFilter,
+        ChannelSelector,
+        EndpointDriver,
+        Pricer,
+        QuotaCheck,
+        RequestRewriter,
     )
     from faregate.observe.report import Observer
     from faregate.services import Services

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from tortoise.exceptions import IntegrityError
 
 from faregate.db import models as m
+from faregate.state import option_specs as specs
+from faregate.state.option_specs import OptionSpec
 
 if TYPE_CHECKING:
     from faregate.state.options import Options
@@ -24,14 +26,22 @@ log = logging.getLogger("faregate")
 CLAIM_KEY = "faregate:log_retention:last_run"
 DELETE_BATCH = 1000
 
+LOG_RETENTION_OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec("LogRetentionDays", "0", "Delete log rows older than this many days (0: keep).",
+               specs.integer(0, 36_500)),
+    OptionSpec("LogRetentionMaxRows", "0", "Keep at most this many log rows, the newest (0: no limit).",
+               specs.integer(0, 10**12)),
+)
 
-async def claim_round(interval: float, now: float | None = None) -> bool:
-    """True for exactly one caller per ``interval`` across the deployment."""
+
+async def claim_round(interval: float, now: float | None = None, key: str = CLAIM_KEY) -> bool:
+    """True for exactly one caller per ``interval`` across the deployment (of the job whose
+    marker row is ``key``)."""
     now = time.time() if now is None else now
-    row = await m.Option.get_or_none(key=CLAIM_KEY)
+    row = await m.Option.get_or_none(key=key)
     if row is None:
         try:
-            await m.Option.create(key=CLAIM_KEY, value=str(int(now)))
+            await m.Option.create(key=key, value=str(int(now)))
             return True
         except IntegrityError:  # another worker made it first
             return False
@@ -41,7 +51,7 @@ async def claim_round(interval: float, now: float | None = None) -> bool:
         last = 0
     if now - last < interval:
         return False
-    return bool(await m.Option.filter(key=CLAIM_KEY, value=row.value).update(value=str(int(now))))
+    return bool(await m.Option.filter(key=key, value=row.value).update(value=str(int(now))))
 
 
 async def _delete_where_id_at_most(threshold: int) -> int:

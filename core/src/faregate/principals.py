@@ -1,14 +1,12 @@
-"""Who is calling: the principal an authenticator finds, and what it looks at."""
+"""Who is calling: the principal an authenticator finds, the user and API key rows it
+names (as the snapshot holds them), and the readers of a presented key. Plain values: the
+authenticator contract that finds them is :mod:`faregate.contracts.identity`."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from faregate.contracts import InboundFormat
-    from faregate.state.snapshot import TokenEntry, UserEntry
+from dataclasses import dataclass
 
 
 def bearer_token(headers: Mapping[str, str]) -> str | None:
@@ -28,17 +26,34 @@ def split_api_key(presented: str) -> tuple[str, str]:
 
 
 @dataclass(slots=True)
-class AuthRequest:
-    """What an authenticator may look at."""
+class TokenEntry:
+    id: int
+    user_id: int
+    key_hash: str
+    name: str
+    status: int
+    expired_time: int
+    unlimited: bool
+    model_limits: frozenset[str] | None
+    allow_ips: list[ipaddress.IPv4Network | ipaddress.IPv6Network] | None
+    group: str
+    #: the key's own rate limits (0: none of its own; faregate.limits)
+    rpm_limit: int = 0
+    tpm_limit: int = 0
+    max_parallel_requests: int = 0
 
-    headers: Mapping[str, str]
-    args: Mapping[str, str]
-    remote_addr: str
-    format: InboundFormat | None = None
-    cookies: Mapping[str, str] = field(default_factory=dict)
-    session: Any = None
-    #: the key as the request's format carries it (None when it carries none)
-    api_key: str | None = None
+
+@dataclass(slots=True)
+class UserEntry:
+    id: int
+    username: str
+    role: int
+    status: int
+    group: str
+    #: a login session carrying another number was revoked (users.session_version)
+    session_version: int = 0
+    #: the markers of the user's logged-out sessions (faregate.accounts.sessions.ended_marker)
+    ended_sessions: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)

@@ -16,12 +16,13 @@ from faregate.security.crypto import key_hash
 from faregate.tokens import TokenEstimator, estimator
 
 if TYPE_CHECKING:
-    from faregate.accounts.service import Accounts
     from faregate.contracts import PaymentProvider
+    from faregate.default_plugins.options import GatewayOptions
     from faregate.gateway import Gateway
+    from faregate.management.accounts_door import Accounts
+    from faregate.principals import TokenEntry, UserEntry
     from faregate.settings import Settings
-    from faregate.state.options import Options
-    from faregate.state.snapshot import ChannelEntry, TokenEntry, UserEntry
+    from faregate.state.snapshot import ChannelEntry
     from faregate.upstream import UpstreamClient
 
 
@@ -51,8 +52,9 @@ class Services:
         return self._gw.settings
 
     @property
-    def options(self) -> Options:
-        """The runtime options in force (new-api's options table), kept current."""
+    def options(self) -> GatewayOptions:
+        """The runtime options in force (new-api's options table), kept current: ``value(key)``
+        reads any declared option (a plugin's too), the core's also as typed attributes."""
         return self._gw.snapshot.options
 
     @property
@@ -68,7 +70,7 @@ class Services:
         (second factor, fresh session), revoke sessions, bind outside identities, keep
         one-time secrets, throttle guesses, seal secrets at rest."""
         if self._accounts is None:
-            from faregate.accounts.service import Accounts
+            from faregate.management.accounts_door import Accounts
 
             self._accounts = Accounts(self._gw)
         return self._accounts

@@ -75,6 +75,11 @@ class TokenEstimator:
         exact = _exact.get()  # one context-variable read: the relay's hot path stays on the rule
         if exact is not None:
             return exact.count(text)
+        return self.rule(text)
+
+    def rule(self, text: str) -> int:
+        """Tokens of ``text`` by the rule, whatever tokenizer is in force (a tokenizer that
+        only watches the text, such as the prompt's sensitive-word scan, answers this)."""
         if text.isascii():
             return (len(text) + 3) // 4
         ascii_chars = len(text.encode("ascii", "ignore"))  # C speed, even for megabytes

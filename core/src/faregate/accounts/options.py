@@ -1,6 +1,6 @@
-"""The options of accounts and sign-in the core reads (new-api's names): who may register,
-whether passwords log in, which email addresses are accepted, invitation rewards, the daily
-check-in."""
+"""The options of accounts and sign-in the core reads (new-api's names): who may register and
+the quota a new user starts with, whether passwords log in, which email addresses are
+accepted, invitation rewards, the daily check-in."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ def domain_list(value: str) -> list[str]:
 
 
 ACCOUNT_OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec("QuotaForNewUser", "0", "Quota a new user starts with.", specs.integer(0, 10**15)),
     OptionSpec("RegisterEnabled", "true", "New users may sign up (by password, OAuth or any other method).",
                specs.boolean),
     OptionSpec("PasswordRegisterEnabled", "true", "New users may sign up with a username and password.",

@@ -2,32 +2,39 @@
 WeChat) may do with accounts, through the plugin API. The core keeps the rules in one
 place: how an account is made (quota, invitation rewards), how a login ends (second factor,
 fresh session), how sessions are revoked, how one-time secrets are kept, how guesses are
-throttled and which email addresses are accepted."""
+throttled and which email addresses are accepted.
+
+:class:`AccountRules` holds those rules without HTTP: a refusal is a
+:class:`~faregate.accounts.errors.Refused` value, the client's address an argument.
+``faregate.api.Accounts`` (:mod:`faregate.management.accounts_door`) is the door plugins
+use, which reads the request and answers refusals in new-api's envelope."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from quart import Response, request
 from tortoise.exceptions import IntegrityError
 
+from faregate.accounts.errors import Refused, too_many
 from faregate.accounts.flows import Flows
-from faregate.accounts.login import complete_login
-from faregate.accounts.sessions import live_login, renew_own_session, revoke_sessions
+from faregate.accounts.login import LoginStep, complete_login
+from faregate.accounts.sessions import live_login, revoke_sessions
 from faregate.accounts.signup import SignupError, create_account
 from faregate.db import models as m
 from faregate.security.passwords import check_login_password, hash_password_async
 
 if TYPE_CHECKING:
-    from faregate.gateway import Gateway
-    from faregate.state.snapshot import UserEntry
+    from faregate.accounts.host import AccountsHost
+    from faregate.principals import UserEntry
+    from faregate.security.throttle import LoginThrottle
 
 #: the one-time secret purpose of sign-up codes sent by email (``POST /api/user/register``
 #: and ``/api/oauth/email/bind`` check them)
 EMAIL_VERIFICATION = "email_verification"
-#: live secrets of one purpose that anonymous starts may leave (:meth:`Accounts.start_refused`)
+#: live secrets of one purpose that anonymous starts may leave (:meth:`AccountRules.start_refusal`)
 MAX_LIVE_STARTS = 10_000
 #: the rate limits of account creation: per client IP, and per inviter (an invitation code's owner)
 SIGNUPS_PER_IP, SIGNUPS_PER_INVITER = "signup", "signup_invited"
@@ -62,18 +69,20 @@ def normalize_email(email: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class OneTimeSecret:
-    """What a live one-time secret carried (see :meth:`Accounts.issue_secret`)."""
+    """What a live one-time secret carried (see :meth:`AccountRules.issue_secret`)."""
 
     user_id: int
     subject: str
     payload: str
 
 
-class Accounts:
-    def __init__(self, gateway: Gateway) -> None:
+class AccountRules:
+    def __init__(self, gateway: AccountsHost, login_throttle: Callable[[], LoginThrottle]) -> None:
         # plugins take this door while the gateway is being built: nothing here reads the
         # gateway before it serves
         self._gw = gateway
+        #: this worker's login throttle (the HTTP layer makes it on first use and closes it)
+        self._login_throttle = login_throttle
         self._flows: Flows | None = None
 
     @property
@@ -113,11 +122,9 @@ class Accounts:
             return "email aliases (addresses with '+' or '.' before the @) are not accepted here"
         return None
 
-    def session_user(self) -> UserEntry | None:
-        """The user the current request's login session belongs to, if it is a live login
-        (not revoked, not banned); call it inside a request. No database read."""
-        from quart import session
-
+    def session_user_of(self, session: Mapping[str, Any]) -> UserEntry | None:
+        """The user a login session (its cookie's values) belongs to, if it is a live login
+        (not revoked, not banned). No database read."""
         user = self._gw.snapshot.users.get(int(session.get("id") or 0))
         if user is None or not live_login(user, session) or user.status != m.USER_ENABLED:
             return None
@@ -155,25 +162,19 @@ class Accounts:
         await self._gw.feed.publish("user", user_id)
         return True
 
-    async def revoke_sessions(self, user_id: int, *, keep_current: bool = False) -> None:
-        """End every login session of the user (at their next request, on every worker);
-        ``keep_current``: the caller's own session is re-issued and goes on (call it inside
-        the user's own request)."""
-        if keep_current:
-            await renew_own_session(self._gw.feed, user_id)
-        else:
-            await revoke_sessions(self._gw.feed, user_id)
+    async def revoke_sessions(self, user_id: int) -> None:
+        """End every login session of the user (at their next request, on every worker)."""
+        await revoke_sessions(self._gw.feed, user_id)
 
-    async def log_in(self, user_id: int, method: str, *, second_factor_done: bool = False) -> Response:
-        """The answer that ends a login (call it inside the request): the user's fresh
-        session, or new-api's ``require_2fa`` step when a login-guarding second factor is
-        set up and ``second_factor_done`` is false (a passkey is one on its own)."""
-        from faregate.management.common import fail
-
+    async def end_login(self, user_id: int, method: str, *, second_factor_done: bool = False) -> LoginStep:
+        """The end of a login (inside the request): the user's fresh session, or new-api's
+        ``require_2fa`` step when a login-guarding second factor is set up and
+        ``second_factor_done`` is false; :class:`Refused` for an unknown or banned user."""
         row = await m.User.get_or_none(id=user_id)
         if row is None:
-            return fail("user not found")
-        return await complete_login(row, method, second_factor_done=second_factor_done)
+            raise Refused("user not found")
+        return await complete_login(row, method, self.flows, self._gw.second_factors.values(),
+                                    second_factor_done=second_factor_done)
 
     async def record(self, user_id: int, content: str) -> None:
         """A management log row about the user (what an admin or the user changed)."""
@@ -230,56 +231,41 @@ class Accounts:
         row = await self.flows.take_code(purpose, subject, code)
         return OneTimeSecret(row.user_id, row.subject, row.payload) if row is not None else None
 
-    async def throttled(self, account_key: str, *, account_wide: bool = True) -> Response | None:
-        """Count a guess at a secret of ``account_key`` (a user, an address) from this
-        client, through the login throttle: a 429 answer when over a limit (this client's
-        for the key, this client's overall, or the key's from every client together), else
-        None. ``account_wide=False`` leaves out the last: for a step anyone could otherwise
-        lock for the owner (a login's second step, which a locked login hands out whatever
-        the password); pass the same to :meth:`throttle_passed`."""
-        from faregate.management.common import too_many
-        from faregate.management.users import login_throttle
-
-        refusal = await login_throttle().attempt(request.remote_addr or "", account_key, account_wide=account_wide)
+    async def guess_refusal(self, client_ip: str, account_key: str, *, account_wide: bool = True) -> Refused | None:
+        """Count a guess at a secret of ``account_key`` from ``client_ip`` through the login
+        throttle: the 429 when over a limit, else None (``faregate.api.Accounts.throttled``)."""
+        refusal = await self._login_throttle().attempt(client_ip, account_key, account_wide=account_wide)
         if refusal is None:
             return None
         return too_many("failed attempts", refusal.wait)
 
-    async def rate_limited(self, name: str, *, limit: int, window: float, key: str = "",
-                           what: str = "requests") -> Response | None:
-        """Count one request of this client (by its IP, or by ``key``, an address say) in
-        the rate limit ``name``: at most ``limit`` per ``window`` seconds, shared by every
-        worker and node when Redis is configured. A 429 answer ("too many ``what``") when
-        over, else None. Counted apart from failed logins and never given back: for
-        requests that cost something (a mail sent, a row written), not for guesses
-        (:meth:`throttled`)."""
-        from faregate.management.common import too_many
-        from faregate.management.users import login_throttle
-
-        throttle = login_throttle()
-        who = f"key:{key}" if key else f"ip:{throttle.client_key(request.remote_addr or '')}"
+    async def rate_refusal(self, client_ip: str, name: str, *, limit: int, window: float, key: str = "",
+                           what: str = "requests") -> Refused | None:
+        """Count one request of ``client_ip`` (or of ``key``) in the rate limit ``name``: the
+        429 when over, else None (``faregate.api.Accounts.rate_limited``)."""
+        throttle = self._login_throttle()
+        who = f"key:{key}" if key else f"ip:{throttle.client_key(client_ip)}"
         wait = await throttle.limit(name, who, limit, window)
         if wait is None:
             return None
         return too_many(what, wait)
 
-    async def signup_refused(self) -> Response | None:
-        """Count an attempt of this client to make an account (new-api's CriticalRateLimit
+    async def signup_refusal(self, client_ip: str) -> Refused | None:
+        """Count an attempt of ``client_ip`` to make an account (new-api's CriticalRateLimit
         on sign-up: ``FAREGATE_CRITICAL_RATE_LIMIT`` per ``…_DURATION`` seconds per IP, on
-        while ``…_ENABLE``). Call it before any work; the 429 when over, else None."""
+        while ``…_ENABLE``). The 429 when over, else None."""
         settings = self._gw.settings
         if not settings.critical_rate_limit_enable:
             return None
-        return await self.rate_limited(SIGNUPS_PER_IP, limit=int(settings.critical_rate_limit),
+        return await self.rate_refusal(client_ip, SIGNUPS_PER_IP, limit=int(settings.critical_rate_limit),
                                        window=float(settings.critical_rate_limit_duration), what="sign-ups")
 
-    async def invitation_refused(self, inviter_code: str) -> Response | None:
+    async def invitation_refusal(self, inviter_code: str) -> Refused | None:
         """Count a sign-up about to be credited to the owner of ``inviter_code``: at most
         ``FAREGATE_INVITATION_CODE_RATE_LIMIT`` per ``…_DURATION`` seconds, from any
         addresses, so an inviter's reward cannot be farmed. Counted per inviter (not per
         spelling of the code: a case-insensitive database finds one inviter under several);
-        a code nobody owns earns nothing and is not counted. Call it just before
-        :meth:`create`; the 429 when over, else None."""
+        a code nobody owns earns nothing and is not counted. The 429 when over, else None."""
         settings = self._gw.settings
         limit, window = int(settings.invitation_code_rate_limit), float(settings.invitation_code_rate_limit_duration)
         if not inviter_code or limit <= 0 or window <= 0:
@@ -287,29 +273,24 @@ class Accounts:
         inviter = await m.User.filter(aff_code=inviter_code).first().values_list("id", flat=True)
         if inviter is None:
             return None
-        return await self.rate_limited(SIGNUPS_PER_INVITER, key=f"user:{inviter}", limit=limit, window=window,
+        return await self.rate_refusal("", SIGNUPS_PER_INVITER, key=f"user:{inviter}", limit=limit, window=window,
                                        what="sign-ups with this invitation code")
 
-    async def start_refused(self, purpose: str, *, per_minute: int, max_live: int | None = None) -> Response | None:
+    async def start_refusal(self, client_ip: str, purpose: str, *, per_minute: int,
+                            max_live: int | None = None) -> Refused | None:
         """For an anonymous request that leaves a one-time secret of ``purpose`` behind (an
         OAuth state, a WebAuthn challenge): at most ``per_minute`` per client IP, and none
         while ``max_live`` (:data:`MAX_LIVE_STARTS`) of them are live, so nobody can fill
-        the table. The refusal (429,
-        or 503 at the cap), else None."""
-        from faregate.management.common import fail
-
-        refused = await self.rate_limited(purpose, limit=per_minute, window=60)
+        the table. The refusal (429, or 503 at the cap), else None."""
+        refused = await self.rate_refusal(client_ip, purpose, limit=per_minute, window=60)
         cap = MAX_LIVE_STARTS if max_live is None else max_live
         if refused is None and cap and await self.live_secrets(purpose) >= cap:
-            refused = fail("too many sign-ins are under way; try again in a minute", status=503)
-            refused.headers["Retry-After"] = "60"
+            refused = Refused("too many sign-ins are under way; try again in a minute", status=503, retry_after=60)
         return refused
 
-    async def throttle_passed(self, account_key: str, *, account_wide: bool = True) -> None:
+    async def guess_passed(self, client_ip: str, account_key: str, *, account_wide: bool = True) -> None:
         """The guess was right: it does not count against the client or the account."""
-        from faregate.management.users import login_throttle
-
-        await login_throttle().succeeded(request.remote_addr or "", account_key, account_wide=account_wide)
+        await self._login_throttle().succeeded(client_ip, account_key, account_wide=account_wide)
 
     # ---- secrets at rest ----------------------------------------------------------------------
     def seal(self, plaintext: str, aad: str) -> str:
@@ -325,4 +306,4 @@ class Accounts:
         return self._gw.box.digest(value, purpose)
 
 
-__all__ = ["EMAIL_VERIFICATION", "Account", "Accounts", "OneTimeSecret", "SignupError", "normalize_email"]
+__all__ = ["EMAIL_VERIFICATION", "Account", "AccountRules", "OneTimeSecret", "SignupError", "normalize_email"]

@@ -14,7 +14,10 @@ every worker and host (Redis carries the signal when configured, the database ot
 it costs no database read.
 
 A login lasts :data:`SESSION_LIFETIME` from ``at``: the cookie is re-signed on every request,
-so without ``at`` a copy kept in use would outlive the record of its logout."""
+so without ``at`` a copy kept in use would outlive the record of its logout.
+
+This module keeps the rules (what a login holds, whether one is live, ending and revoking);
+the HTTP layer (:mod:`faregate.management.login_session`) reads and writes the cookie."""
 
 from __future__ import annotations
 
@@ -23,7 +26,6 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from quart import session
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import F
 
@@ -32,8 +34,8 @@ from faregate.security.crypto import key_hash
 from faregate.state.ended_sessions import ENDED
 
 if TYPE_CHECKING:
+    from faregate.principals import UserEntry
     from faregate.state.changefeed import ChangeFeed
-    from faregate.state.snapshot import UserEntry
 
 #: how long a login lasts (new-api: the cookie's MaxAge, 30 days)
 SESSION_LIFETIME = 30 * 24 * 3600
@@ -47,13 +49,10 @@ MAX_ENDED_PER_USER = 100
 PENDING_FLOW, PENDING_USER, PENDING_NAME = "pending_flow", "pending_user_id", "pending_username"
 
 
-def start_session(row: m.User) -> None:
-    """Replace whatever the session held with a login of ``row``."""
-    session.clear()
-    session.update({"id": row.id, "username": row.username, "role": row.role, "status": row.status,
-                    "group": row.group, "sv": row.session_version, "sid": secrets.token_urlsafe(16),
-                    "at": int(time.time())})
-    session.permanent = True
+def session_values(row: m.User) -> dict[str, Any]:
+    """What a fresh login of ``row`` holds (nothing of what the cookie held before)."""
+    return {"id": row.id, "username": row.username, "role": row.role, "status": row.status, "group": row.group,
+            "sv": row.session_version, "sid": secrets.token_urlsafe(16), "at": int(time.time())}
 
 
 def ended_marker(sid: str) -> str:
@@ -73,14 +72,20 @@ def live_login(user: UserEntry | None, data: Mapping[str, Any]) -> bool:
     return -CLOCK_SLACK <= time.time() - began < SESSION_LIFETIME and ended_marker(sid) not in user.ended_sessions
 
 
-async def end_session(feed: ChangeFeed, users: Mapping[int, UserEntry]) -> None:
-    """Log out: the session is cleared and, when it was a live login, remembered as ended,
-    so a copy of its cookie stops working on every worker and node."""
-    user = users.get(int(session.get("id") or 0))
-    live, sid, began = live_login(user, session), str(session.get("sid")), int(session.get("at") or 0)
-    session.clear()
-    if not live or user is None:
-        return
+async def revoke_sessions(feed: ChangeFeed, user_id: int) -> int:
+    """Every login session of the user stops working (on every worker, at its next
+    request); the new version, for a session the caller re-issues."""
+    await m.User.filter(id=user_id).update(session_version=F("session_version") + 1)
+    await feed.publish("user", user_id)
+    row = await m.User.get_or_none(id=user_id).only("session_version")
+    return row.session_version if row is not None else 0
+
+
+async def record_ended(feed: ChangeFeed, user: UserEntry, data: Mapping[str, Any]) -> None:
+    """Remember the live login ``data`` of ``user`` as ended (a logout), so a copy of its
+    cookie stops working on every worker and node; past :data:`MAX_ENDED_PER_USER` every
+    session of the user ends instead."""
+    sid, began = str(data.get("sid")), int(data.get("at") or 0)
     subject, now = f"user:{user.id}", int(time.time())
     await m.AuthFlow.filter(purpose=ENDED, subject=subject, expires_at__lte=now).delete()
     if await m.AuthFlow.filter(purpose=ENDED, subject=subject).count() >= MAX_ENDED_PER_USER:
@@ -93,21 +98,3 @@ async def end_session(feed: ChangeFeed, users: Mapping[int, UserEntry]) -> None:
     except IntegrityError:
         return  # a racing logout of the same session recorded it
     await feed.publish("user", user.id)
-
-
-async def revoke_sessions(feed: ChangeFeed, user_id: int) -> int:
-    """Every login session of the user stops working (on every worker, at its next
-    request); the new version, for a session the caller re-issues."""
-    await m.User.filter(id=user_id).update(session_version=F("session_version") + 1)
-    await feed.publish("user", user_id)
-    row = await m.User.get_or_none(id=user_id).only("session_version")
-    return row.session_version if row is not None else 0
-
-
-async def renew_own_session(feed: ChangeFeed, user_id: int) -> None:
-    """Revoke the user's sessions but keep the caller's, re-issued under the new version
-    (a user who changes their password stays logged in here, and only here)."""
-    await revoke_sessions(feed, user_id)
-    row = await m.User.get_or_none(id=user_id)
-    if row is not None:
-        start_session(row)

@@ -49,7 +49,7 @@ from faregate.db import models as m
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from faregate.contracts import UsageRecorder
+    from faregate.billing.pending import UsageRecorder
 
 __all__ = ["InsufficientQuota", "Lease", "LogEntry", "QuotaLedger", "Reservation", "sweep_dead_workers"]
 

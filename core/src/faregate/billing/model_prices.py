@@ -4,14 +4,14 @@ with the group ratio the caller pays. Read from the snapshot's options: no datab
 
 from __future__ import annotations
 
+from faregate.billing.options import BillingOptions
 from faregate.billing.pricing import Price
-from faregate.state.options import Options
 
 #: new-api's ratio of a model without a price in self-use mode (SelfUseModeEnabled)
 SELF_USE_RATIO = 37.5
 
 
-def options_price(options: Options, model: str, group_ratio: float) -> Price | None:
+def options_price(options: BillingOptions, model: str, group_ratio: float) -> Price | None:
     """The price of ``model``; None when the options price it neither way and the site is not in
     self-use mode (new-api refuses such a model)."""
     fixed = options.price_of(model)

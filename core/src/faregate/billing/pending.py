@@ -7,8 +7,9 @@ last commit: the flush interval plus one or two commits, see docs/operations.md)
 from __future__ import annotations
 
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from tortoise.expressions import F
 from tortoise.transactions import in_transaction
@@ -40,6 +41,15 @@ class LogEntry:
     ip: str = ""
     other: dict[str, Any] = field(default_factory=dict)
     created_at: int = 0
+
+
+class UsageRecorder(Protocol):
+    """``record(entry)`` receives every finished request's log entry
+    (:class:`faregate.billing.ledger.LogEntry`) at the ledger's next flush. May be
+    ``async def`` (the ledger awaits a coroutine it returns); errors are logged, never
+    propagated."""
+
+    def record(self, entry: LogEntry) -> Coroutine[Any, Any, None] | None: ...
 
 
 class Swept(Exception):

@@ -6,16 +6,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 from faregate.canonical import Usage
-
-#: no other ratios (shared, immutable)
-NO_RATIOS: Mapping[str, float] = MappingProxyType({})
-
-
-def no_ratios() -> Mapping[str, float]:
-    return NO_RATIOS
+from faregate.contracts.values import no_ratios
 
 
 @dataclass(slots=True, frozen=True)

@@ -28,7 +28,7 @@ from faregate.accounts.notify import Notification, Notifier, NotifyTarget
 from faregate.db import models as m
 
 if TYPE_CHECKING:
-    from faregate.state.options import Options
+    from faregate.billing.options import BillingOptions
 
 log = logging.getLogger("faregate.billing")
 
@@ -42,7 +42,7 @@ CONTENT = ("{{value}}: your remaining quota is {{value}}. Top up to keep using t
            "<a href='{{value}}'>{{value}}</a>")
 
 
-def format_quota(quota: int, options: Options) -> str:
+def format_quota(quota: int, options: BillingOptions) -> str:
     """A quota as the site shows it (``general_setting.quota_display_type``), as new-api's
     ``FormatQuota``."""
     display = options.value("general_setting.quota_display_type")
@@ -57,7 +57,7 @@ def format_quota(quota: int, options: Options) -> str:
     return f"${dollars:.6f}"
 
 
-def warning(remaining: int, options: Options) -> Notification:
+def warning(remaining: int, options: BillingOptions) -> Notification:
     link = f"{str(options.value('ServerAddress')).rstrip('/')}/console/topup"
     return Notification(QUOTA_EXCEED, TITLE, CONTENT, (TITLE, format_quota(remaining, options), link, link))
 
@@ -70,7 +70,7 @@ def _settings(text: str) -> dict[str, Any]:
     return stored if isinstance(stored, dict) else {}
 
 
-def threshold_of(settings: Mapping[str, Any], options: Options) -> int:
+def threshold_of(settings: Mapping[str, Any], options: BillingOptions) -> int:
     """The user's own ``quota_warning_threshold`` when set (non-zero), else ``QuotaRemindThreshold``."""
     own = settings.get("quota_warning_threshold")
     if isinstance(own, int | float) and not isinstance(own, bool) and own > 0:
@@ -79,7 +79,7 @@ def threshold_of(settings: Mapping[str, Any], options: Options) -> int:
 
 
 class QuotaWarnings:
-    def __init__(self, options: Callable[[], Options], notifiers: Mapping[str, Notifier],
+    def __init__(self, options: Callable[[], BillingOptions], notifiers: Mapping[str, Notifier],
                  spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]], *, interval: float = 1.0) -> None:
         self.options = options
         self.notifiers = notifiers

@@ -85,8 +85,8 @@ def reset_password(username: str, password: str) -> None:
 def unlock(username: str) -> None:
     """Lift a user's login lock: forget the failed logins (and failed code guesses) counted
     against the user, from every address."""
+    from faregate.accounts.login_throttle import login_throttle_for
     from faregate.management.users import LOGIN_UNLOCK, login_names
-    from faregate.security.throttle import LoginThrottle
 
     async def run() -> None:
         gateway = load_gateway()
@@ -95,7 +95,7 @@ def unlock(username: str) -> None:
             shared = bool(gateway.settings.redis_url)
             if shared:  # the counters every worker and node reads: cleared here, at once
                 shared = await _redis_reachable(gateway.settings.redis_url)
-                throttle = LoginThrottle.from_settings(gateway.settings)
+                throttle = login_throttle_for(gateway.settings)
                 try:
                     await throttle.unlock(login_names(user))
                 finally:

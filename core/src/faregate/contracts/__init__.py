@@ -6,27 +6,22 @@ call per request costs tens of microseconds). Methods documented as "may be asyn
 are awaited with :func:`faregate.awaitables.await_me_maybe` (a usage recorder's coroutine
 by the ledger). Plugins import all of this through :mod:`faregate.api`.
 
-One module a kind: :mod:`.values` (what they pass around), :mod:`.formats` (inbound
-formats), :mod:`.providers` (channel types), :mod:`.policies` (endpoint drivers and the
-policy objects of a request's way), :mod:`.payments` (payment gateways); storage engines and
-plugin tables come from :mod:`faregate.db.backend`.
+One module a kind: :mod:`.values` (what they pass around), :mod:`.inbound` (a client
+request as the edge hands it, and the outcome sent back), :mod:`.formats` (inbound formats),
+:mod:`.providers` (channel types), :mod:`.identity` (authenticators and second factors),
+:mod:`.payments` (payment gateways); storage engines and plugin tables come from
+:mod:`faregate.db.backend`. The contracts that speak of a request's exchange (endpoint
+drivers, rewriters, channel filters and selectors, quota checks, pricers) stand with it in
+:mod:`faregate.exchange.policies`, the usage recorder with the ledger
+(:mod:`faregate.billing.pending`): this package sits below both.
 """
 
 from __future__ import annotations
 
 from faregate.contracts.formats import InboundFormat, StreamEncoder
+from faregate.contracts.identity import Authenticator, AuthRequest, SecondFactor
+from faregate.contracts.inbound import InboundRequest, Outcome, WebSocketPeer
 from faregate.contracts.payments import PaymentProvider  # a payment gateway
-from faregate.contracts.policies import (
-    Authenticator,
-    ChannelFilter,
-    ChannelSelector,
-    EndpointDriver,
-    Pricer,
-    QuotaCheck,
-    RequestRewriter,
-    SecondFactor,
-    UsageRecorder,
-)
 from faregate.contracts.providers import FakeUpstreamServer, PassthroughStream, Provider, StreamParser
 from faregate.contracts.values import (
     WEBSOCKET,
@@ -42,22 +37,19 @@ from faregate.contracts.values import (
 from faregate.db.backend import DbModels, StorageBackend
 
 __all__ = [
+    "AuthRequest",
     "Authenticator",
     "BalanceFetch",
-    "ChannelFilter",
     "ChannelProbe",
-    "ChannelSelector",
     "DbModels",
-    "EndpointDriver",
     "FakeUpstreamServer",
     "InboundFormat",
+    "InboundRequest",
     "ModelInfo",
+    "Outcome",
     "PassthroughStream",
     "PaymentProvider",
-    "Pricer",
     "Provider",
-    "QuotaCheck",
-    "RequestRewriter",
     "RequestSummary",
     "Route",
     "SecondFactor",
@@ -67,6 +59,6 @@ __all__ = [
     "TokenCount",
     "UpstreamRequest",
     "UpstreamTarget",
-    "UsageRecorder",
     "WEBSOCKET",
+    "WebSocketPeer",
 ]

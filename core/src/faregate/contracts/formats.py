@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from faregate.canonical import ChatRequest, ChatResponse, StreamEvent, Usage
+from faregate.contracts.inbound import InboundRequest
 from faregate.contracts.values import ModelInfo, RequestSummary, Route, TokenCount
-from faregate.errors import GatewayError
-
-if TYPE_CHECKING:
-    from faregate.exchange.inbound import InboundRequest
+from faregate.errors import GatewayError, RateLimitInfo
+from faregate.principals import bearer_token
 
 
 class StreamEncoder(ABC):
@@ -45,8 +45,6 @@ class InboundFormat(ABC):
 
     def api_key(self, request: InboundRequest) -> str | None:
         """Where this format's clients put the key. Default: ``Authorization: Bearer``."""
-        from faregate.principals import bearer_token
-
         return bearer_token(request.headers)
 
     @abstractmethod
@@ -95,6 +93,12 @@ class InboundFormat(ABC):
         """The format's error body and status for ``err``: the one renderer of this
         format's errors (relay, model lists, token counting, body limits)."""
 
+    def rate_limit_headers(self, limit: RateLimitInfo) -> dict[str, str]:
+        """The headers of a rate limit's 429 in this format, so the vendor's SDK reads them.
+        Default: OpenAI's ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` (reset as a
+        duration, ``"1s"``, ``"6m0s"``), which most OpenAI-compatible clients read."""
+        return openai_rate_limit_headers(limit)
+
     def claims_path(self, path: str) -> bool:
         """True when ``path``, which no route serves, is one only this format's clients
         call: by default, one under :attr:`path_prefixes`."""
@@ -120,3 +124,28 @@ class InboundFormat(ABC):
 
     def render_token_count(self, count: TokenCount) -> dict[str, Any]:
         return {"input_tokens": count.input_tokens}
+
+
+def _duration(seconds: float) -> str:
+    """OpenAI's reset duration: ``"20ms"``, ``"1s"``, ``"6m0s"``, ``"1h2m3s"``."""
+    if seconds < 1:
+        return f"{max(0, round(seconds * 1000))}ms"
+    whole = math.ceil(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    return f"{minutes}m{secs}s" if minutes else f"{secs}s"
+
+
+def openai_rate_limit_headers(limit: RateLimitInfo) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for kind, total, left, reset in (("requests", limit.requests_limit, limit.requests_remaining,
+                                      limit.requests_reset),
+                                     ("tokens", limit.tokens_limit, limit.tokens_remaining, limit.tokens_reset)):
+        if total is None:
+            continue
+        headers[f"x-ratelimit-limit-{kind}"] = str(total)
+        headers[f"x-ratelimit-remaining-{kind}"] = str(max(0, left or 0))
+        headers[f"x-ratelimit-reset-{kind}"] = _duration(reset or 0.0)
+    return headers

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
-from faregate.billing.pricing import no_ratios
-
 WEBSOCKET = "WEBSOCKET"  # Route.method of a WebSocket route
+
+#: no other ratios (shared, immutable): what a request summary and a price multiply by when nothing does
+NO_RATIOS: Mapping[str, float] = MappingProxyType({})
+
+
+def no_ratios() -> Mapping[str, float]:
+    return NO_RATIOS
 
 
 @dataclass(slots=True, frozen=True)

@@ -67,6 +67,11 @@ class Token(Model):
     allow_ips = fields.TextField(default="")
     group = fields.CharField(max_length=64, default="")
     cross_group_retry = fields.BooleanField(default=False)
+    # the key's own rate limits (LiteLLM's names; 0: none of its own): requests and tokens per
+    # minute, requests at once
+    rpm_limit = fields.IntField(default=0, db_default=0)
+    tpm_limit = fields.BigIntField(default=0, db_default=0)
+    max_parallel_requests = fields.IntField(default=0, db_default=0)
 
     class Meta:
         table = "tokens"

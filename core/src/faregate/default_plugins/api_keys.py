@@ -14,10 +14,10 @@ from collections.abc import Callable
 
 from faregate import hookimpl
 from faregate.billing.groups import AUTO
-from faregate.contracts import Authenticator
+from faregate.contracts import Authenticator, AuthRequest
 from faregate.db import models as m
 from faregate.errors import GatewayError
-from faregate.principals import AuthRequest, Principal, bearer_token, split_api_key
+from faregate.principals import Principal, bearer_token, split_api_key
 from faregate.services import Services
 
 

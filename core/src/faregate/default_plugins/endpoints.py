@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from faregate import hookimpl
-from faregate.contracts import EndpointDriver
 from faregate.exchange.chat import ChatDriver
 from faregate.exchange.count_tokens import CountTokensDriver
 from faregate.exchange.models import ModelDriver, ModelListDriver
 from faregate.exchange.playground import PlaygroundDriver
+from faregate.exchange.policies import EndpointDriver
 
 
 @hookimpl(trylast=True)

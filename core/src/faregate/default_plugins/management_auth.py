@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from faregate import hookimpl
 from faregate.accounts.sessions import live_login
-from faregate.contracts import Authenticator
+from faregate.contracts import Authenticator, AuthRequest
 from faregate.db import models as m
-from faregate.principals import AuthRequest, Principal, bearer_token
+from faregate.principals import Principal, bearer_token
 from faregate.security.crypto import key_hash
 from faregate.services import Services
 

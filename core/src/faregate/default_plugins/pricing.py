@@ -12,8 +12,8 @@ from faregate import hookimpl
 from faregate.billing.model_prices import options_price
 from faregate.billing.pricing import Price
 from faregate.canonical import Usage
-from faregate.contracts import Pricer
 from faregate.errors import GatewayError
+from faregate.exchange.policies import Pricer
 from faregate.services import Services
 
 if TYPE_CHECKING:

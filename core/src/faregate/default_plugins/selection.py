@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from faregate import hookimpl
-from faregate.contracts import ChannelSelector
+from faregate.exchange.policies import ChannelSelector
 from faregate.exchange.routing import DefaultSelector
 
 

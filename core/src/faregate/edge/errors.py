@@ -17,10 +17,10 @@ from werkzeug.exceptions import HTTPException
 
 from faregate import jsonutil
 from faregate.contracts import InboundFormat, Route
+from faregate.contracts.inbound import InboundRequest
 from faregate.edge.routes import DEFAULT_FORMAT
 from faregate.errors import GatewayError
 from faregate.exchange.exchange import new_request_id
-from faregate.exchange.inbound import InboundRequest
 from faregate.observe.logs import request_id_var
 
 log = logging.getLogger("faregate")

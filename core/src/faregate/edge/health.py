@@ -18,7 +18,7 @@ from faregate import jsonutil
 from faregate.db import storage
 
 if TYPE_CHECKING:
-    from faregate.gateway import Gateway
+    from faregate.exchange.host import ExchangeHost
 
 log = logging.getLogger("faregate.health")
 
@@ -33,7 +33,7 @@ def _answer(status: int, body: dict[str, object]) -> Response:
 
 
 class Readiness:
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: ExchangeHost) -> None:
         self.gateway = gateway
         self.migrated = False  # applied migrations never disappear: checked until they match
 
@@ -59,7 +59,7 @@ class Readiness:
         return all(name in applied for name in storage.shipped_migrations())
 
 
-def install(app: Quart, gateway: Gateway) -> None:
+def install(app: Quart, gateway: ExchangeHost) -> None:
     readiness = Readiness(gateway)
 
     @app.get("/healthz")

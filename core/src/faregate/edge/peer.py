@@ -1,4 +1,4 @@
-"""A Quart WebSocket as the exchange's :class:`~faregate.exchange.inbound.WebSocketPeer`."""
+"""A Quart WebSocket as the exchange's :class:`~faregate.contracts.inbound.WebSocketPeer`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The edge: Quart routes (HTTP and WebSocket) for every route the formats declare (and
 the shared model list), each turning the framework's request into an
-:class:`~faregate.exchange.inbound.InboundRequest`, running the route's endpoint
-driver, and sending the :class:`~faregate.exchange.inbound.Outcome` back. Nothing
+:class:`~faregate.contracts.inbound.InboundRequest`, running the route's endpoint
+driver, and sending the :class:`~faregate.contracts.inbound.Outcome` back. Nothing
 else in the exchange knows Quart.
 
 Bodies are capped per route before they are read (see :func:`read_capped`): the
@@ -20,16 +20,17 @@ from typing import TYPE_CHECKING, Any
 from quart import Quart, Response, request, session, websocket
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from faregate.contracts import WEBSOCKET, EndpointDriver, InboundFormat, Route
+from faregate.contracts import WEBSOCKET, InboundFormat, Route
+from faregate.contracts.inbound import InboundRequest, Outcome
 from faregate.edge.peer import QuartWebSocketPeer
 from faregate.errors import GatewayError
 from faregate.exchange.exchange import Exchange
-from faregate.exchange.inbound import InboundRequest, Outcome
+from faregate.exchange.policies import EndpointDriver
 from faregate.exchange.run import run_exchange
 from faregate.management.common import fail
 
 if TYPE_CHECKING:
-    from faregate.gateway import Gateway
+    from faregate.exchange.host import ExchangeHost
 
 log = logging.getLogger("faregate.edge")
 
@@ -52,7 +53,7 @@ KIND_LIMITS = {"count_tokens": "count_tokens_max_body_mb"}
 MIB = 1024 * 1024
 
 
-def body_limit(gateway: Gateway, route: Route | None) -> int:
+def body_limit(gateway: ExchangeHost, route: Route | None) -> int:
     """The largest body ``route`` (None: the management API) accepts, in bytes: the
     route's own ``max_body_mb`` when it declares one, else its kind's setting;
     ``max_body_mb`` is also every route's ceiling (it is Quart's ``MAX_CONTENT_LENGTH``)."""
@@ -74,7 +75,7 @@ def lenient_slashes(app: Quart) -> None:
     app.url_map.strict_slashes = False
 
 
-def install(app: Quart, gateway: Gateway) -> None:
+def install(app: Quart, gateway: ExchangeHost) -> None:
     """Add the routes of every format, then the shared ones (when any format serves),
     and the management API's body cap."""
     _cap_management_bodies(app, body_limit(gateway, None), float(gateway.settings.body_timeout))
@@ -86,7 +87,7 @@ def install(app: Quart, gateway: Gateway) -> None:
             _add(app, gateway, route, None)
 
 
-def _add(app: Quart, gateway: Gateway, route: Route, fmt: InboundFormat | None) -> None:
+def _add(app: Quart, gateway: ExchangeHost, route: Route, fmt: InboundFormat | None) -> None:
     driver = gateway.drivers.get(route.kind)
     owner = fmt.name if fmt is not None else "shared"
     if driver is None:
@@ -102,14 +103,14 @@ def _add(app: Quart, gateway: Gateway, route: Route, fmt: InboundFormat | None) 
                          methods=[route.method])
 
 
-def model_list_format(gateway: Gateway, inbound: InboundRequest) -> InboundFormat:
+def model_list_format(gateway: ExchangeHost, inbound: InboundRequest) -> InboundFormat:
     for fmt in gateway.formats.values():
         if fmt.claims_model_list(inbound):
             return fmt
     return gateway.formats.get(DEFAULT_FORMAT) or next(iter(gateway.formats.values()))
 
 
-def _http_view(gateway: Gateway, route: Route, fmt: InboundFormat | None, driver: EndpointDriver) -> View:
+def _http_view(gateway: ExchangeHost, route: Route, fmt: InboundFormat | None, driver: EndpointDriver) -> View:
     read_body = functools.partial(read_capped, body_limit(gateway, route))
     login = route.login_session  # only such a route sees the session: the others take API keys alone
 
@@ -196,7 +197,7 @@ async def _no_body() -> bytes:
     return b""
 
 
-def _websocket_view(gateway: Gateway, route: Route, fmt: InboundFormat | None, driver: EndpointDriver) -> View:
+def _websocket_view(gateway: ExchangeHost, route: Route, fmt: InboundFormat | None, driver: EndpointDriver) -> View:
     login = route.login_session
 
     async def view(**params: str) -> Response | None:

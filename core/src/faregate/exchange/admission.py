@@ -13,11 +13,13 @@ from faregate import jsonutil
 from faregate.awaitables import await_me_maybe
 from faregate.billing.ledger import InsufficientQuota
 from faregate.billing.pricing import Price, prompt_bound, reserve_quota
+from faregate.contracts import AuthRequest
 from faregate.db import models as m
 from faregate.errors import GatewayError, bad_request, model_not_found
+from faregate.exchange import sensitive
 from faregate.exchange.attempts import Operation, unable_channels
 from faregate.multipart import Form, is_multipart, parse_form
-from faregate.principals import AuthRequest, Principal
+from faregate.principals import Principal
 
 if TYPE_CHECKING:
     from faregate.billing.ledger import Reservation
@@ -99,7 +101,24 @@ async def read_json(ex: Exchange) -> tuple[bytes, dict[str, Any]]:
 async def work_on_body(ex: Exchange, raw: bytes, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """``work(*args, **kwargs)``: CPU work on the request body ``raw`` (checking it, estimating
     its tokens). On the event loop for a body up to ``FAREGATE_OFFLOAD_BODY_KB``; a bigger
-    one's in a worker thread, in its turn in the worker's big-body lane."""
+    one's in a worker thread, in its turn in the worker's big-body lane. With the sensitive-word
+    check on, the texts the work counts (a format's estimate) are scanned as it goes
+    (:mod:`faregate.exchange.sensitive`); :meth:`Exchange.begin` refuses what it found."""
+    matcher = sensitive.prompt_matcher(ex.gateway.snapshot.options)
+    if matcher is None:
+        return await _work(ex, raw, work, *args, **kwargs)
+    scan = sensitive.PromptScan(matcher)
+
+    def scanned() -> T:
+        return scan.run(work, *args, **kwargs)
+
+    result = await _work(ex, raw, scanned)
+    if scan.found is not None:
+        ex.extra[sensitive.FOUND_KEY] = scan.found
+    return result
+
+
+async def _work(ex: Exchange, raw: bytes, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     if len(raw) <= ex.gateway.settings.offload_body_kb * 1024:
         return work(*args, **kwargs)
     async with ex.gateway.big_bodies.turn():
@@ -169,8 +188,20 @@ async def admit(ex: Exchange, operation: Operation | None = None) -> None:
         # attempts start from the same set
         levels = gw.snapshot.levels(principal.group, summary.model)
         ex.unable_at_admission = (operation, levels, unable_channels(ex, operation))
+    # the rate limits before any money moves: a refused request reserves nothing
+    limits = gw.snapshot.options.limits
+    if gw.limiter.applies(principal, limits):  # else not even an await
+        estimate = limit_estimate(summary.prompt_tokens, summary.max_tokens, summary.answers)
+        ex.limit_ticket = await gw.limiter.admit(principal, limits, ex.request_id, estimate)
     ex.price = price(ex)
     await _reserve_request(ex)
+
+
+def limit_estimate(prompt_tokens: int, max_tokens: int | None, answers: int) -> int:
+    """The tokens a request counts against a tokens-per-minute limit until its answer settles:
+    its prompt's estimate and the output its client bounds it to (a request that sets no
+    bound counts its prompt alone; the answer's real count corrects either)."""
+    return prompt_tokens + (max_tokens or 0) * answers
 
 
 #: the fewest output tokens per answer the gateway bounds a request that sets none to (OpenAI's

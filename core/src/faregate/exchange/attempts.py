@@ -35,8 +35,8 @@ from faregate.state.channel_features import NO_FEATURES
 from faregate.upstream import UpstreamAddressRefused, UpstreamResponse, UpstreamTransportError
 
 if TYPE_CHECKING:
+    from faregate.contracts.inbound import Outcome
     from faregate.exchange.exchange import Exchange
-    from faregate.exchange.inbound import Outcome
     from faregate.state.snapshot import ChannelEntry
 
 log = logging.getLogger("faregate.relay")

@@ -4,7 +4,7 @@ failure doubles the cooldown (``ChannelCooldownBaseSeconds`` up to
 ``ChannelCooldownMaxSeconds``). new-api disables such a channel for good; here only a dead
 key is disabled (a channel's, or one key of a multi-key channel), and only when
 ``AutomaticDisableChannelEnabled`` and the channel's ``auto_ban`` say so. Dead, as new-api's
-rules read an error answer (:meth:`faregate.state.options.Options.should_disable`): a status
+rules read an error answer (:meth:`faregate.exchange.options.RelayOptions.should_disable`): a status
 of ``AutomaticDisableStatusCodes`` (401 and 403 by default; statuses and ranges), an error
 code of a dead key (``invalid_api_key``, ``account_deactivated``, ``billing_not_active``,
 ``Arrearage``), an error type of one (``insufficient_quota``, ``insufficient_user_quota``,

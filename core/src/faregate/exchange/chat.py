@@ -24,11 +24,11 @@ from faregate.contracts import (
     UpstreamRequest,
     UpstreamTarget,
 )
+from faregate.contracts.inbound import InboundRequest, Outcome
 from faregate.errors import GatewayError
 from faregate.exchange import recount
 from faregate.exchange.attempts import AttemptFailed
 from faregate.exchange.exchange import request_id_headers
-from faregate.exchange.inbound import InboundRequest, Outcome
 from faregate.exchange.streaming import open_stream, stream_answer
 from faregate.exchange.system_prompt import apply_system_prompt, note_log
 from faregate.upstream import UpstreamResponse, UpstreamTransportError

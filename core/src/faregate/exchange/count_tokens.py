@@ -15,8 +15,8 @@ from faregate.tokens import exact_counting
 
 if TYPE_CHECKING:
     from faregate.contracts import InboundFormat, TokenCount
+    from faregate.contracts.inbound import InboundRequest, Outcome
     from faregate.exchange.exchange import Exchange
-    from faregate.exchange.inbound import InboundRequest, Outcome
     from faregate.tokens import Tokenizer
 
 log = logging.getLogger("faregate.relay")

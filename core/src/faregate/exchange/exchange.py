@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from faregate import jsonutil
 from faregate.billing.output_limits import MAX_OUTPUT_TOKENS as MAX_OUTPUT_TOKENS  # the largest output budget
 from faregate.canonical import ChatRequest, Usage
+from faregate.contracts.inbound import JSON, InboundRequest, Outcome
 from faregate.errors import bad_request
-from faregate.exchange import admission, report, settlement
-from faregate.exchange.inbound import JSON, InboundRequest, Outcome
+from faregate.exchange import admission, report, sensitive, settlement
 from faregate.observe.logs import request_id_var
 
 if TYPE_CHECKING:
@@ -38,10 +38,11 @@ if TYPE_CHECKING:
     from faregate.contracts import InboundFormat, RequestSummary
     from faregate.errors import GatewayError
     from faregate.exchange.attempts import Operation
-    from faregate.gateway import Gateway
+    from faregate.exchange.host import ExchangeHost
+    from faregate.exchange.options import RelayOptions
+    from faregate.limits.limiter import Ticket
     from faregate.multipart import Form
     from faregate.principals import Principal
-    from faregate.state.options import Options
     from faregate.state.snapshot import ChannelEntry
 
 P = ParamSpec("P")
@@ -78,9 +79,9 @@ def trusted_request_id(value: str | None) -> str | None:
 class Exchange:
     __slots__ = ("gateway", "request", "format", "request_id", "started", "principal", "summary", "body", "raw",
                  "price", "reservation", "channel", "upstream_model", "attempt", "tried", "extra", "secrets",
-                 "upstream_seconds", "answer_at", "reported", "unable_at_admission", "_canonical")
+                 "upstream_seconds", "answer_at", "reported", "unable_at_admission", "limit_ticket", "_canonical")
 
-    def __init__(self, gateway: Gateway, request: InboundRequest, fmt: InboundFormat) -> None:
+    def __init__(self, gateway: ExchangeHost, request: InboundRequest, fmt: InboundFormat) -> None:
         self.gateway = gateway
         self.request = request
         self.format = fmt
@@ -108,6 +109,8 @@ class Exchange:
         #: what admit found for its operation: the channels unable to serve it, and the routing
         #: levels it read them from (the attempts reuse the set while those are current)
         self.unable_at_admission: tuple[Operation, list[list[ChannelEntry]], set[int]] | None = None
+        #: the rate limits it was admitted under, settled when it finishes (None: no limit applied)
+        self.limit_ticket: Ticket | None = None
         self._canonical: ChatRequest | None = None
 
     # ---- what policy objects read -----------------------------------------------------
@@ -129,7 +132,7 @@ class Exchange:
         return self.request.client_ip
 
     @property
-    def options(self) -> Options:
+    def options(self) -> RelayOptions:
         return self.gateway.snapshot.options
 
     def canonical(self) -> ChatRequest:
@@ -174,6 +177,14 @@ class Exchange:
         self.summary, self.body, self.raw = summary, body, raw
         assert self.principal is not None, "authenticate before begin"
         admission.check_model_allowed(self.principal, summary.model)
+        sensitive.refuse(self.extra)  # what the summary's scan found (work_on_body)
+
+    def check_prompt(self, *texts: str) -> None:
+        """Refuse a prompt the format's summary does not count as text (an image's prompt, a
+        speech's input) that contains a sensitive word; before :meth:`begin`."""
+        found = sensitive.scan_texts(self.options, list(texts))
+        if found is not None:
+            self.extra[sensitive.FOUND_KEY] = found
 
     async def admit(self, operation: Operation | None = None) -> None:
         """Price, quota checks, reservation; given the ``operation`` that will relay the request,
@@ -212,6 +223,10 @@ class Exchange:
         answers that reserved nothing)."""
         if not self.reported:
             self.reported = True
+            if self.limit_ticket is not None:
+                # no usage: a failed request used no tokens, a served one keeps its estimate
+                tokens = usage.input_tokens + usage.output_tokens if usage is not None else 0 if status >= 400 else None
+                self.gateway.limiter.settle(self.limit_ticket, status, tokens)
             report.finish(self, status, end_reason, usage, quota)
 
     # ---- outcomes ---------------------------------------------------------------------
@@ -233,6 +248,8 @@ def render_error(fmt: InboundFormat, err: GatewayError, request_id: str) -> Outc
     if err.retry_after:
         headers["Retry-After"] = str(max(1, math.ceil(err.retry_after)))
         headers["Retry-After-Ms"] = str(int(err.retry_after * 1000))
+    if err.rate_limit is not None:
+        headers.update(fmt.rate_limit_headers(err.rate_limit))
     # the SDKs retry 408/409/429/5xx unless told: a decision the gateway made itself (no
     # channel for the model, bad input, auth) is final; an upstream's own verdict is relayed
     should_retry = err.should_retry

@@ -21,7 +21,7 @@ from faregate.upstream import UpstreamResponse, UpstreamTransportError
 
 if TYPE_CHECKING:
     from faregate.exchange.exchange import Exchange
-    from faregate.gateway import Gateway
+    from faregate.exchange.host import ExchangeHost
     from faregate.state.snapshot import ChannelEntry
 
 log = logging.getLogger("faregate.relay")
@@ -95,7 +95,7 @@ def key_label(channel: ChannelEntry, key: str) -> str:
     return f"#{channel.key_index.get(key, '?')}" if channel.multi_key else ""
 
 
-def trip(gw: Gateway, channel: ChannelEntry, key: str, reason: str, retry_after: float | None = None) -> None:
+def trip(gw: ExchangeHost, channel: ChannelEntry, key: str, reason: str, retry_after: float | None = None) -> None:
     """Cool ``channel`` down (``key`` :data:`~faregate.exchange.breaker.CHANNEL`), or one of its keys."""
     options = gw.snapshot.options
     if options.cooldown_base <= 0:
@@ -140,7 +140,7 @@ def disable_reason(status: int, err: GatewayError) -> str:
     return reason if len(reason) <= MAX_REASON else reason[:MAX_REASON - 1] + "…"
 
 
-def disable_key(gw: Gateway, channel: ChannelEntry, key: str, reason: str) -> None:
+def disable_key(gw: ExchangeHost, channel: ChannelEntry, key: str, reason: str) -> None:
     """Stop using one key of a multi-key channel in this worker now, and record it
     (``multi_key_status_list``: automatically disabled) for every worker."""
     if key in channel.keys:
@@ -151,7 +151,7 @@ def disable_key(gw: Gateway, channel: ChannelEntry, key: str, reason: str) -> No
     gw.spawn(persist_key_disable(gw, channel.id, key, reason))
 
 
-async def persist_key_disable(gw: Gateway, channel_id: int, key: str, reason: str) -> None:
+async def persist_key_disable(gw: ExchangeHost, channel_id: int, key: str, reason: str) -> None:
     """One conditional update of the channel's key state (as the multi-key manage route
     writes it); the channel itself is disabled when no enabled key is left."""
     from faregate.state.multi_keys import dump_info, load_keys, read_info

@@ -10,8 +10,8 @@ from faregate.contracts import ModelInfo
 from faregate.errors import GatewayError
 
 if TYPE_CHECKING:
+    from faregate.contracts.inbound import Outcome
     from faregate.exchange.exchange import Exchange
-    from faregate.exchange.inbound import Outcome
 
 
 async def visible_models(ex: Exchange) -> list[ModelInfo]:

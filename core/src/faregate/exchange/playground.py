@@ -16,11 +16,11 @@ from faregate.billing.groups import AUTO
 from faregate.db import models as m
 from faregate.errors import GatewayError, bad_request
 from faregate.exchange.chat import ChatDriver
-from faregate.state.snapshot import TokenEntry
+from faregate.principals import TokenEntry
 
 if TYPE_CHECKING:
+    from faregate.contracts.inbound import Outcome
     from faregate.exchange.exchange import Exchange
-    from faregate.exchange.inbound import Outcome
     from faregate.principals import Principal
 
 PLAYGROUND = "playground"

@@ -32,7 +32,7 @@ from faregate.tokens import Tokenizer, exact_counting
 
 if TYPE_CHECKING:
     from faregate.exchange.exchange import Exchange
-    from faregate.gateway import Gateway
+    from faregate.exchange.host import ExchangeHost
 
 log = logging.getLogger("faregate.relay")
 
@@ -77,7 +77,7 @@ def offer_exact_recount(ex: Exchange, run: Callable[[], int], size: int) -> None
     ex.extra[KEY] = Recount(run, size)
 
 
-def find_tokenizer(gateway: Gateway, model: str) -> Tokenizer | None:
+def find_tokenizer(gateway: ExchangeHost, model: str) -> Tokenizer | None:
     """The gateway's exact tokenizer for ``model``; a counter that raises is logged and
     treated as knowing nothing (a bill must never fail for it)."""
     try:

@@ -12,8 +12,8 @@ from faregate.errors import GatewayError
 from faregate.state.snapshot import ChannelEntry
 
 if TYPE_CHECKING:
-    from faregate.contracts import ChannelFilter, ChannelSelector
     from faregate.exchange.exchange import Exchange
+    from faregate.exchange.policies import ChannelFilter, ChannelSelector
 
 
 def map_model(mapping: dict[str, str], model: str) -> str:

@@ -11,9 +11,9 @@ from faregate.errors import GatewayError
 from faregate.observe.causes import describe_failure
 
 if TYPE_CHECKING:
-    from faregate.contracts import EndpointDriver
+    from faregate.contracts.inbound import Outcome
     from faregate.exchange.exchange import Exchange
-    from faregate.exchange.inbound import Outcome
+    from faregate.exchange.policies import EndpointDriver
 
 log = logging.getLogger("faregate.relay")
 

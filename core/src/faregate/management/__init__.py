@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from quart import Quart
 
-    from faregate.gateway import Gateway
+    from faregate.management.host import ManagementHost
 
 
-def register_management(app: Quart, gateway: Gateway) -> None:
+def register_management(app: Quart, gateway: ManagementHost) -> None:
     from faregate.management import (
         bindings,
         channel_bulk,
@@ -22,6 +22,7 @@ def register_management(app: Quart, gateway: Gateway) -> None:
         channel_reveal,
         channels,
         checkins,
+        custom_oauth,
         dashboard,
         invitations,
         logs,
@@ -30,7 +31,10 @@ def register_management(app: Quart, gateway: Gateway) -> None:
         redemptions,
         sign_in,
         site,
+        status,
+        subscriptions,
         system,
+        task_lists,
         tokens,
         top_ups,
         uptime,
@@ -45,7 +49,8 @@ def register_management(app: Quart, gateway: Gateway) -> None:
     # top-ups (/api/user/topup/..., each payment provider's paths) before /api/user/<id> too
     top_ups.install(app, gateway)
     # the users' fixed paths (/api/user/self, /search) before the blueprint with /api/user/<id>
-    for module in (system, site, uptime, dashboard, verification, sign_in, bindings, user_self, checkins, invitations,
-                   user_factors, user_admin, users, channel_keys, channel_reveal, channel_bulk, channel_models,
-                   channel_probe, channels, tokens, logs, redemptions, vendors, model_meta, prefill_groups):
+    for module in (system, status, site, uptime, dashboard, verification, sign_in, bindings, user_self, checkins,
+                   invitations, user_factors, user_admin, users, channel_keys, channel_reveal, channel_bulk,
+                   channel_models, channel_probe, channels, tokens, logs, redemptions, vendors, model_meta,
+                   prefill_groups, subscriptions, custom_oauth, task_lists):
         app.register_blueprint(module.blueprint)

@@ -28,7 +28,6 @@ from faregate.exchange.attempts import MAX_ERROR_BODY, upstream_target
 from faregate.exchange.channel_request import customize
 from faregate.exchange.routing import map_model
 from faregate.exchange.system_prompt import with_system_prompt
-from faregate.gateway import Gateway
 from faregate.kit.http_json import SHAPE_ERRORS
 from faregate.management.channel_test_kinds import (
     CHAT,
@@ -41,6 +40,7 @@ from faregate.management.channel_test_kinds import (
     guessed_kind,
 )
 from faregate.management.common import BadInput, fail, gateway, ok, parse_id, require
+from faregate.management.host import ManagementHost
 from faregate.management.openapi import Ok, Shape
 from faregate.principals import Principal
 from faregate.security.redact import redact
@@ -77,7 +77,7 @@ async def _read(resp: UpstreamResponse, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def _send(gw: Gateway, req: UpstreamRequest, secrets: tuple[str, ...], provider: Provider,
+async def _send(gw: ManagementHost, req: UpstreamRequest, secrets: tuple[str, ...], provider: Provider,
                 limit: int = MAX_ERROR_BODY * 8, proxy: str = "", success: tuple[int, ...] = (200,)
                 ) -> tuple[bytes, float]:
     """The upstream's 200 body (or that of another ``success`` status) and the seconds it
@@ -96,8 +96,10 @@ async def _send(gw: Gateway, req: UpstreamRequest, secrets: tuple[str, ...], pro
         raise GatewayError(502, f"the request failed: {type(exc).__name__}", code="do_request_failed") from None
     if resp.status_code not in success:
         err = shield(provider.parse_error(resp.status_code, body), secrets, resp.status_code)
-        # the admin sees the upstream's (redacted) words, not the neutral message a caller gets
-        raise GatewayError(resp.status_code, f"upstream answered {resp.status_code}: {err.detail or err.message}")
+        # the admin sees the upstream's (redacted) words, not the neutral message a caller gets;
+        # its type and code stay, for the channel monitor's disable rules
+        raise GatewayError(resp.status_code, f"upstream answered {resp.status_code}: {err.detail or err.message}",
+                           type=err.type, code=err.code, upstream=True, kind=err.kind)
     return body, time.perf_counter() - started
 
 
@@ -140,21 +142,29 @@ def choose_test(provider: Provider, target: UpstreamTarget, kind: str, model: st
     raise GatewayError(400, f"channel type {channel_type} ({name}) has no endpoint a channel test can call")
 
 
-async def test_one(gw: Gateway, row: m.Channel, model: str | None, kind: str = "",
+async def test_one(gw: ManagementHost, row: m.Channel, model: str | None, kind: str = "",
                    me: Principal | None = None) -> tuple[bool, str, float]:
     """One minimal request of endpoint ``kind`` ("" : the channel's default, see
     :func:`choose_test`) through the channel's provider, with everything the relay adds
     (model mapping, system prompt, overrides, proxy); billed nothing, logged as a test when
     an admin (``me``) asked for it."""
+    failed, seconds = await probe_channel(gw, row, model, kind, me)
+    return (False, failed.message, 0.0) if failed is not None else (True, "", seconds)
+
+
+async def probe_channel(gw: ManagementHost, row: m.Channel, model: str | None, kind: str = "",
+                        me: Principal | None = None) -> tuple[GatewayError | None, float]:
+    """:func:`test_one`'s test: the error it failed with (an upstream's status, type and
+    code kept), else None, and the seconds the upstream took."""
     entry = channel_entry(row, gw.box)
     provider = gw.providers.get(entry.type)
     if provider is None:
-        return False, f"no installed plugin serves channel type {entry.type}", 0.0
+        return GatewayError(400, f"no installed plugin serves channel type {entry.type}"), 0.0
     model = model or row.test_model or (entry.models[0] if entry.models else "")
     if not model:
-        return False, "the channel lists no model to test with", 0.0
+        return GatewayError(400, "the channel lists no model to test with"), 0.0
     if kind == CHAT and not provider.serves(CHAT, entry.type):  # refused before any credential is made
-        return False, f"channel type {entry.type} ({provider.name}) does not serve the chat endpoint", 0.0
+        return GatewayError(400, f"channel type {entry.type} ({provider.name}) does not serve the chat endpoint"), 0.0
     features = entry.features
     try:
         if features.problem:
@@ -185,7 +195,7 @@ async def test_one(gw: Gateway, row: m.Channel, model: str | None, kind: str = "
             except GatewayError as failed:  # what the answer says went wrong (a failed job): redacted
                 raise GatewayError(failed.status, f"upstream answered: {redact(failed.message, secrets)}") from None
     except GatewayError as err:
-        return False, err.message, 0.0
+        return err, 0.0
     now = int(time.time())
     await m.Channel.filter(id=row.id).update(test_time=now, response_time=int(seconds * 1000))
     if me is not None:  # new-api logs a test as a consume row; here it costs nothing
@@ -193,10 +203,10 @@ async def test_one(gw: Gateway, row: m.Channel, model: str | None, kind: str = "
                            content="channel test", model_name=model[:255], quota=0, channel_id=row.id,
                            use_time=int(seconds), other=jsonutil.dumps_str(
                                {"channel_test": True, "endpoint": kind, **_test_ratios(gw, model, me)}))
-    return True, "", seconds
+    return None, seconds
 
 
-def _test_ratios(gw: Gateway, model: str, me: Principal) -> dict[str, float]:
+def _test_ratios(gw: ManagementHost, model: str, me: Principal) -> dict[str, float]:
     """The ratios a consume row carries (its log view prints them; without them new-api's shows
     "$NaN"): the model's price as the relay would charge the admin's own group."""
     options = gw.snapshot.options
@@ -272,7 +282,7 @@ async def test_all(me: Principal) -> Response:
     return ok()
 
 
-async def upstream_models(gw: Gateway, entry: ChannelEntry) -> list[str]:
+async def upstream_models(gw: ManagementHost, entry: ChannelEntry) -> list[str]:
     """The models the channel's upstream lists, asked through its provider and the channel's
     proxy, as a relay request goes; a GatewayError (its message safe to show) when it cannot."""
     provider = gw.providers.get(entry.type)
@@ -305,7 +315,7 @@ class BalanceError(Exception):
     """Why a channel's balance is unknown (a message safe to show the admin)."""
 
 
-async def query_balance(gw: Gateway, row: m.Channel) -> float:
+async def query_balance(gw: ManagementHost, row: m.Channel) -> float:
     """Ask the channel's upstream for its balance through its provider and store it with
     ``balance_updated_time``; :class:`BalanceError` when it cannot be told."""
     if is_multi_key(read_info(row.channel_info)):

@@ -15,13 +15,15 @@ from tortoise.models import Model
 from tortoise.queryset import QuerySet
 
 from faregate import jsonutil
+from faregate.accounts import errors as account_errors
+from faregate.accounts.errors import Refused
 from faregate.awaitables import await_me_maybe
+from faregate.contracts import AuthRequest
 from faregate.db import models as m
-from faregate.principals import AuthRequest, Principal
+from faregate.principals import Principal
 
 if TYPE_CHECKING:
-    from faregate.app import FaregateApp
-    from faregate.gateway import Gateway
+    from faregate.management.host import GatewayApp, ManagementHost
 
 log = logging.getLogger("faregate.management")
 
@@ -47,9 +49,9 @@ class BadInput(Exception):
         self.status = status
 
 
-def gateway() -> Gateway:
-    """The running worker's gateway (``current_app`` is the :class:`FaregateApp`)."""
-    return cast("FaregateApp", current_app).faregate
+def gateway() -> ManagementHost:
+    """The running worker's gateway (``current_app`` is the :class:`~faregate.app.FaregateApp`)."""
+    return cast("GatewayApp", current_app).faregate
 
 
 def ok(data: Any = None, message: str = "") -> Response:
@@ -65,12 +67,18 @@ def fail(message: str, status: int = 200, **extra: Any) -> Response:
                     content_type="application/json")
 
 
+def refusal(refused: Refused) -> Response:
+    """A refusal of the account rules in new-api's envelope, with ``Retry-After`` when it has one."""
+    response = fail(refused.message, status=refused.status)
+    if refused.retry_after is not None:
+        response.headers["Retry-After"] = str(refused.retry_after)
+    return response
+
+
 def too_many(what: str, wait: float) -> Response:
     """The 429 of a throttle or rate limit: "too many ``what``", with ``Retry-After``
     the ``wait`` in whole seconds."""
-    response = fail(f"too many {what}; try again in {int(wait)} seconds", status=429)
-    response.headers["Retry-After"] = str(int(wait))
-    return response
+    return refusal(account_errors.too_many(what, wait))
 
 
 def parse_id(value: Any, name: str = "id", *, text: bool = True) -> int:
@@ -195,6 +203,8 @@ def guarded(view: View) -> View:
             return await view(*args, **kwargs)
         except BadInput as exc:
             return fail(exc.message, status=exc.status)
+        except Refused as refused:
+            return refusal(refused)
         except IntegrityError:
             log.warning("%s %s: integrity error", request.method, request.path)
             return fail("the change conflicts with an existing record")

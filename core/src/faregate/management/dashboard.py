@@ -22,6 +22,7 @@ from tortoise.queryset import QuerySet
 
 from faregate.db import models as m
 from faregate.management.common import TIME_MAX, BadInput, gateway, ok, query_int, query_text, require
+from faregate.management.dashboard_options import ENABLED, OFF_MESSAGE
 from faregate.principals import Principal
 
 blueprint = Blueprint("dashboard", __name__)
@@ -94,7 +95,9 @@ def _hour_bucket() -> RawSQL:
 
 def _range(span: int) -> tuple[int, int]:
     """``start_timestamp`` / ``end_timestamp``, both required (new-api answers 400 without
-    them), at most ``span`` seconds apart."""
+    them), at most ``span`` seconds apart; none while the dashboard is off (DataExportEnabled)."""
+    if not gateway().snapshot.options.value(ENABLED):
+        raise BadInput(OFF_MESSAGE)
     bounds = []
     for name in ("start_timestamp", "end_timestamp"):
         value = query_int(name, 0, TIME_MAX)

@@ -34,8 +34,8 @@ from faregate.management.common import (
     require,
 )
 from faregate.management.openapi import Ok, Page, Shape, document_stream
-from faregate.principals import Principal, bearer_token, split_api_key
-from faregate.state.snapshot import ChannelEntry, TokenEntry
+from faregate.principals import Principal, TokenEntry, bearer_token, split_api_key
+from faregate.state.snapshot import ChannelEntry
 
 blueprint = Blueprint("logs", __name__)
 

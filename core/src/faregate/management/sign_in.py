@@ -18,7 +18,7 @@ from quart import Blueprint, Response, current_app, session
 from quart_schema import document_response, validate_request
 
 from faregate import jsonutil
-from faregate.accounts.login import PASSWORD_RIGHT, PENDING_PURPOSE, complete_login
+from faregate.accounts.login import PASSWORD_RIGHT, PENDING_PURPOSE
 from faregate.accounts.service import EMAIL_VERIFICATION, normalize_email
 from faregate.accounts.sessions import PENDING_FLOW
 from faregate.accounts.signup import SignupError, create_account
@@ -26,6 +26,7 @@ from faregate.awaitables import await_me_maybe
 from faregate.db import models as m
 from faregate.management import missing_methods
 from faregate.management.common import fail, gateway, guarded, ok, public
+from faregate.management.login_answers import complete_login
 from faregate.management.openapi import Body, Done, Ok
 from faregate.management.system import PASSWORD_MAX, PASSWORD_MIN
 from faregate.management.users import LoginData

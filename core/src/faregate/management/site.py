@@ -21,20 +21,24 @@ from faregate.management.openapi import Ok, Shape
 
 blueprint = Blueprint("site", __name__)
 
-_PAGES = {"/api/notice": "Notice", "/api/about": "About", "/api/home_page_content": "HomePageContent",
-          "/api/user-agreement": "UserAgreement", "/api/privacy-policy": "PrivacyPolicy"}
+#: path -> (option, the option it falls back to when empty): new-api's console writes the legal
+#: pages as legal.user_agreement / legal.privacy_policy, Faregate's own names came first
+_PAGES = {"/api/notice": ("Notice", ""), "/api/about": ("About", ""), "/api/home_page_content": ("HomePageContent", ""),
+          "/api/user-agreement": ("legal.user_agreement", "UserAgreement"),
+          "/api/privacy-policy": ("legal.privacy_policy", "PrivacyPolicy")}
 
 
-def _page_view(option: str) -> Any:
+def _page_view(option: str, fallback: str) -> Any:
     async def view() -> Response:
-        return ok(gateway().snapshot.options.value(option))
+        options = gateway().snapshot.options
+        return ok(options.value(option) or (options.value(fallback) if fallback else ""))
 
-    view.__name__ = f"page_{option}"
+    view.__name__ = f"page_{option.replace('.', '_')}"
     return public(document_response(Ok[str])(view))
 
 
-for _path, _option in _PAGES.items():
-    blueprint.add_url_rule(_path, f"page_{_option}", _page_view(_option), methods=["GET"])
+for _path, (_option, _fallback) in _PAGES.items():
+    blueprint.add_url_rule(_path, f"page_{_option.replace('.', '_')}", _page_view(_option, _fallback), methods=["GET"])
 
 
 class PriceItem(Shape):

@@ -1,25 +1,24 @@
-"""First-run setup, public status, and the plugin report."""
+"""First-run setup, the plugin report and the options (``GET /api/status``: faregate.management.status)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
-from quart import Blueprint, Response, current_app
+from quart import Blueprint, Response
 from quart_schema import document_response, validate_request
 
-from faregate import __version__, jsonutil
+from faregate import jsonutil
 from faregate.accounts.root import AlreadyInitialised, create_root
 from faregate.db import models as m
-from faregate.management import missing_methods
 from faregate.management.common import fail, gateway, guarded, ok, public, require
 from faregate.management.openapi import Body, Done, Ok, Shape
 from faregate.principals import Principal
+from faregate.state.absent_options import missing_feature
 from faregate.state.option_specs import OptionError, form_of
 
 blueprint = Blueprint("system", __name__)
-
 
 
 class SetupState(Shape):
@@ -95,124 +94,6 @@ async def post_setup(data: SetupBody) -> Response:
     return ok(message="setup complete")
 
 
-class StatusData(Shape):
-    version: str
-    start_time: int
-    system_name: str
-    quota_per_unit: float
-    display_in_currency: bool
-    quota_display_type: str
-    custom_currency_symbol: str
-    custom_currency_exchange_rate: float
-    usd_exchange_rate: float
-    default_use_auto_group: bool
-    setup: bool
-    self_use_mode_enabled: bool
-    demo_site_enabled: bool
-    database_type: str
-    formats: list[str]
-    # how one may sign in and pay, as new-api's UI reads them: false / empty when the method's
-    # plugin is not installed (its options are then not declared)
-    email_verification: bool
-    github_oauth: bool
-    github_client_id: str
-    discord_oauth: bool
-    discord_client_id: str
-    linuxdo_oauth: bool
-    linuxdo_client_id: str
-    linuxdo_minimum_trust_level: int
-    oidc_enabled: bool
-    oidc_client_id: str
-    oidc_authorization_endpoint: str
-    telegram_oauth: bool
-    telegram_bot_name: str
-    telegram_bot_id: str
-    wechat_login: bool
-    wechat_qrcode: str
-    passkey_login: bool
-    passkey_display_name: str
-    passkey_rp_id: str
-    turnstile_check: bool
-    server_address: str
-    price: float
-    stripe_unit_price: float
-    min_topup: int
-    checkin_enabled: bool
-
-
-@blueprint.get("/api/status")
-@public
-@document_response(Ok[StatusData])
-async def status() -> Response:
-    gw = gateway()
-    options = gw.snapshot.options
-    display = options.value("general_setting.quota_display_type")
-    return ok({
-        "version": __version__,
-        "start_time": gw.started_at,
-        "system_name": options.system_name,
-        "quota_per_unit": _number(options.quota_per_unit),
-        # new-api: money unless the display type is TOKENS (older UIs read only this flag)
-        "display_in_currency": bool(options.value("DisplayInCurrencyEnabled")) and display != "TOKENS",
-        "quota_display_type": display,
-        "custom_currency_symbol": options.value("general_setting.custom_currency_symbol"),
-        "custom_currency_exchange_rate": _number(options.value("general_setting.custom_currency_exchange_rate")),
-        "usd_exchange_rate": _number(options.value("USDExchangeRate")),
-        "default_use_auto_group": options.value("DefaultUseAutoGroup"),
-        "setup": await m.Setup.exists(),
-        "self_use_mode_enabled": options.self_use_mode,
-        "demo_site_enabled": options.value("DemoSiteEnabled"),
-        "database_type": gw.backend.name,
-        "formats": sorted(gw.formats),
-        **_sign_in_and_payment(options.values, missing_methods.absent(current_app)),
-    })
-
-
-def _sign_in_and_payment(values: Mapping[str, Any], absent: frozenset[str]) -> dict[str, Any]:
-    """new-api's status fields of the sign-in methods and payments, from their plugins'
-    options where those are installed (``absent``: the sign-in plugins that are not). Only
-    public values: client ids, never secrets."""
-    def on(key: str) -> bool:
-        return values.get(key) is True
-
-    def text(key: str) -> str:
-        value = values.get(key)
-        return value if isinstance(value, str) else ""
-
-    def number(key: str) -> float:
-        value = values.get(key)
-        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
-
-    return {
-        # the option is the core's, but no code can be sent without the email plugin: new-api's UI
-        # would ask for one nobody can get
-        "email_verification": on("EmailVerificationEnabled") and "faregate-auth-email" not in absent,
-        "github_oauth": on("GitHubOAuthEnabled"), "github_client_id": text("GitHubClientId"),
-        "discord_oauth": on("discord.enabled"), "discord_client_id": text("discord.client_id"),
-        "linuxdo_oauth": on("LinuxDOOAuthEnabled"), "linuxdo_client_id": text("LinuxDOClientId"),
-        "linuxdo_minimum_trust_level": int(number("LinuxDOMinimumTrustLevel")),
-        "oidc_enabled": on("oidc.enabled"), "oidc_client_id": text("oidc.client_id"),
-        "oidc_authorization_endpoint": text("oidc.authorization_endpoint"),
-        "telegram_oauth": on("TelegramOAuthEnabled"), "telegram_bot_name": text("TelegramBotName"),
-        "telegram_bot_id": _bot_id(text("TelegramBotToken")),
-        "wechat_login": on("WeChatAuthEnabled"), "wechat_qrcode": text("WeChatAccountQRCodeImageURL"),
-        "passkey_login": on("passkey.enabled"), "passkey_display_name": text("passkey.rp_display_name"),
-        "passkey_rp_id": text("passkey.rp_id"),
-        "turnstile_check": False,  # Faregate has no Turnstile check
-        "server_address": text("ServerAddress"),
-        "price": number("Price"), "stripe_unit_price": number("StripeUnitPrice"), "min_topup": int(number("MinTopUp")),
-        "checkin_enabled": on("checkin_setting.enabled"),
-    }
-
-
-def _bot_id(token: str) -> str:
-    """The bot's numeric id, the part of its token before the colon: public (it is the bot's
-    Telegram user id), and what Telegram's script-free login (oauth.telegram.org/auth?bot_id=)
-    needs; the secret part after the colon is never shown."""
-    bot_id, colon, _ = token.partition(":")
-    return bot_id if colon and bot_id.isdigit() and len(bot_id) <= 20 else ""
-
-
 class PluginReportView(Shape):
     name: str
     version: str | None
@@ -238,11 +119,16 @@ class OptionItem(Shape):
 @require(m.ROLE_ROOT)
 @document_response(Ok[list[OptionItem]])
 async def get_options(me: Principal) -> Response:
-    """Every declared option with its value in force (the default when none is stored);
-    secrets are never listed."""
+    """Every declared option with its value in force: the default when none is stored, or when
+    the stored one is refused (written behind the API's back or before a check existed: the
+    options in force then use the default too); secrets are never listed."""
     registry = gateway().option_registry
-    stored = {row.key: row.value for row in await m.Option.all()}
-    values = {**registry.defaults(), **{k: v for k, v in stored.items() if k in registry}}
+    values = registry.defaults()
+    for row in await m.Option.all():
+        if row.key in registry:
+            with contextlib.suppress(OptionError):
+                registry.check(row.key, row.value)
+                values[row.key] = row.value
     return ok([{"key": key, "value": value} for key, value in values.items() if not registry.is_secret(key)])
 
 
@@ -268,10 +154,13 @@ class OptionSchemaItem(Shape):
 @document_response(Ok[list[OptionSchemaItem]])
 async def get_option_schema(me: Principal) -> Response:
     """Every declared option (the core's and the installed plugins'), in declaration order,
-    with the type and range its value is checked against on ``PUT /api/option/``."""
+    with the type and range its value is checked against on ``PUT /api/option/``; not those of
+    features Faregate does not have (new-api's, known but holding only their default: no form)."""
     registry = gateway().option_registry
     items: list[dict[str, Any]] = []
     for key, spec in registry.specs.items():
+        if missing_feature(spec) is not None:
+            continue
         secret = registry.is_secret(key)
         form = form_of(spec.parse, spec.default)
         item: dict[str, Any] = {"key": key, "kind": form.kind, "default": "" if secret else spec.default,

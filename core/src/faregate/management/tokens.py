@@ -11,6 +11,7 @@ from quart import Blueprint, Response, request
 from quart_schema import document_response, validate_request
 from tortoise.expressions import Q
 
+from faregate.accounts.key_options import MAX_USER_TOKENS, too_many_keys_message
 from faregate.accounts.keys import issue_key
 from faregate.db import models as m
 from faregate.management.common import (
@@ -30,10 +31,11 @@ from faregate.security.crypto import key_hash
 
 blueprint = Blueprint("tokens", __name__)
 
-MAX_TOKENS_PER_USER = 1000
 MAX_REMAIN_QUOTA = 1_000_000_000 * 500_000
 SEARCH_LIMIT = 100
 KEY_LENGTH = 48
+#: a key's rate limits fit a 32-bit column (new-api's bound on its rate limit counts)
+MAX_LIMIT = 2**31 - 1
 
 
 def _view(row: m.Token, held: int) -> dict[str, Any]:
@@ -46,6 +48,7 @@ def _view(row: m.Token, held: int) -> dict[str, Any]:
         "unlimited_quota": row.unlimited_quota, "used_quota": row.used_quota,
         "model_limits_enabled": row.model_limits_enabled, "model_limits": row.model_limits,
         "allow_ips": row.allow_ips, "group": row.group, "cross_group_retry": row.cross_group_retry,
+        "rpm_limit": row.rpm_limit, "tpm_limit": row.tpm_limit, "max_parallel_requests": row.max_parallel_requests,
     }
 
 
@@ -81,6 +84,9 @@ class TokenView(Shape):
     allow_ips: str
     group: str
     cross_group_retry: bool
+    rpm_limit: int
+    tpm_limit: int
+    max_parallel_requests: int
 
 
 #: comma-separated model names, newline-separated IPs: generous, but bounded
@@ -101,6 +107,11 @@ class TokenFields(Body):
     allow_ips: Annotated[str, Field(max_length=LIST_MAX)] | None = None
     group: Annotated[str, Field(max_length=64)] | None = None
     cross_group_retry: bool | None = None
+    # the key's own rate limits (LiteLLM's names; 0: none of its own, the group's KeyRateLimitGroup still applies)
+    rpm_limit: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="requests per minute; 0: none")] | None = None
+    tpm_limit: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="tokens per minute; 0: none")] | None = None
+    max_parallel_requests: Annotated[int, Field(ge=0, le=MAX_LIMIT,
+                                                description="requests at once; 0: none")] | None = None
     status: Annotated[int, Field(ge=m.TOKEN_ENABLED, le=m.TOKEN_EXHAUSTED,
                                  description="1 enabled, 2 disabled, 3 expired, 4 exhausted")] | None = None
     # read-only, ignored
@@ -126,7 +137,8 @@ class TokenUpdate(TokenFields):
 def token_fields(data: TokenFields) -> dict[str, Any]:
     """The writable fields the body sets."""
     writable = ("name", "remain_quota", "expired_time", "unlimited_quota", "model_limits_enabled", "model_limits",
-                "allow_ips", "group", "cross_group_retry", "status")
+                "allow_ips", "group", "cross_group_retry", "status", "rpm_limit", "tpm_limit",
+                "max_parallel_requests")
     return {name: getattr(data, name) for name in writable if getattr(data, name) is not None}
 
 
@@ -201,9 +213,10 @@ async def create_token(data: TokenCreate, me: Principal) -> Response:
     expires = fields.get("expired_time", -1)
     if expires != -1 and expires < time.time():
         return fail("the expiry time is in the past")
-    if await m.Token.filter(user_id=me.user.id).count() >= MAX_TOKENS_PER_USER:
-        return fail(f"at most {MAX_TOKENS_PER_USER} API keys per user")
     gw = gateway()
+    limit = int(gw.snapshot.options.value(MAX_USER_TOKENS))  # new-api's token_setting.max_user_tokens
+    if await m.Token.filter(user_id=me.user.id).count() >= limit:
+        return fail(too_many_keys_message(limit))
     row, _ = await issue_key(gw.box, user_id=me.user.id, **fields)
     await gw.feed.publish("token", row.id)
     return ok(await token_view(row))

@@ -56,7 +56,7 @@ from faregate.payments.orders import Completion, complete_top_up, create_top_up,
 from faregate.principals import Principal
 
 if TYPE_CHECKING:
-    from faregate.gateway import Gateway
+    from faregate.management.host import ManagementHost
 
 log = logging.getLogger("faregate.payments")
 
@@ -283,7 +283,7 @@ async def price_amount(data: AmountAsk, me: Principal) -> Response:
     return pay_answer(f"{quote.money:.2f}")
 
 
-def _webhook_view(gw: Gateway, provider: PaymentProvider) -> View:
+def _webhook_view(gw: ManagementHost, provider: PaymentProvider) -> View:
     name = provider.name
     text = provider.routes.webhook_text
 
@@ -340,7 +340,7 @@ def _webhook_view(gw: Gateway, provider: PaymentProvider) -> View:
     return view
 
 
-def install(app: Quart, gw: Gateway) -> None:
+def install(app: Quart, gw: ManagementHost) -> None:
     """The fixed routes, then every provider's."""
     app.register_blueprint(blueprint)
     gateways = Blueprint("payment_gateways", __name__)

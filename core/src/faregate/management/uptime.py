@@ -26,7 +26,7 @@ from faregate.management.model_sync import UpstreamError, fetch_json
 from faregate.management.openapi import Ok, Shape
 
 if TYPE_CHECKING:
-    from faregate.gateway import Gateway
+    from faregate.management.host import ManagementHost
 
 log = logging.getLogger("faregate.management")
 
@@ -49,7 +49,7 @@ class _Cache:
 
 
 #: per gateway (a test process runs several), gone with it
-_caches: weakref.WeakKeyDictionary[Gateway, _Cache] = weakref.WeakKeyDictionary()
+_caches: weakref.WeakKeyDictionary[ManagementHost, _Cache] = weakref.WeakKeyDictionary()
 
 
 def _name(value: Any) -> str:

@@ -15,7 +15,6 @@ from tortoise.exceptions import IntegrityError
 
 from faregate import jsonutil
 from faregate.accounts.notify import url_problem
-from faregate.accounts.sessions import renew_own_session
 from faregate.accounts.user_settings import (
     SECRET_FIELDS,
     SettingsBusy,
@@ -27,6 +26,7 @@ from faregate.billing.groups import AUTO
 from faregate.billing.pricing import MAX_QUOTA
 from faregate.db import models as m
 from faregate.management.common import BadInput, fail, gateway, ok, public, require
+from faregate.management.login_session import renew_own_session
 from faregate.management.openapi import INT64, Body, Done, Ok, Shape
 from faregate.management.system import PASSWORD_MAX, USERNAME_MAX, check_password
 from faregate.management.user_admin import delete_user_and_keys

@@ -15,9 +15,7 @@ from quart_schema import document_response, validate_request
 from tortoise.exceptions import IntegrityError
 
 from faregate import jsonutil
-from faregate.accounts.devices import known_device
-from faregate.accounts.login import complete_login, locked_login
-from faregate.accounts.sessions import end_session
+from faregate.accounts.login_throttle import login_throttle_for
 from faregate.accounts.user_settings import settings_view
 from faregate.db import models as m
 from faregate.management.common import (
@@ -32,6 +30,9 @@ from faregate.management.common import (
     require,
     too_many,
 )
+from faregate.management.devices import known_device
+from faregate.management.login_answers import complete_login, locked_login
+from faregate.management.login_session import end_session
 from faregate.management.openapi import INT64, NOT_BOOL, Body, Done, Ok, Page, Shape
 from faregate.management.system import USERNAME_MAX, Password
 from faregate.principals import Principal
@@ -163,7 +164,7 @@ def login_throttle() -> LoginThrottle:
     """This worker's throttle, made on first use from the settings."""
     throttle = current_app.extensions.get(_THROTTLE)
     if throttle is None:
-        throttle = current_app.extensions[_THROTTLE] = LoginThrottle.from_settings(gateway().settings)
+        throttle = current_app.extensions[_THROTTLE] = login_throttle_for(gateway().settings)
         gateway().feed.signals[LOGIN_UNLOCK] = functools.partial(unlock_login, throttle)
     return cast(LoginThrottle, throttle)
 

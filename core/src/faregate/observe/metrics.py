@@ -1,4 +1,5 @@
-"""Prometheus metrics at ``GET /metrics`` (docs/metrics.md lists every series).
+"""Prometheus metrics, served at ``GET /metrics`` by :mod:`faregate.edge.metrics` (docs/metrics.md
+lists every series).
 
 One :class:`Metrics` per gateway, on its own ``CollectorRegistry`` (never the global
 default registry: tests run several gateways in one process). What is counted per
@@ -18,22 +19,19 @@ then writes its values to files there and ``/metrics`` in any worker sums them a
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hmac
 import logging
 import math
 import os
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from quart import Quart, Response, request
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 import faregate
 from faregate.exchange import streaming
 from faregate.observe.report import ExchangeReport
 
 if TYPE_CHECKING:
-    from faregate.gateway import Gateway
+    from faregate.exchange.host import ExchangeHost
 
 log = logging.getLogger("faregate.metrics")
 
@@ -74,7 +72,7 @@ class _Series:
 
 
 class Metrics:
-    def __init__(self, gateway: Gateway, registry: CollectorRegistry | None = None) -> None:
+    def __init__(self, gateway: ExchangeHost, registry: CollectorRegistry | None = None) -> None:
         self.gateway = gateway
         self.registry = registry if registry is not None else CollectorRegistry()
         self.multiprocess_dir = multiprocess_dir()
@@ -110,6 +108,14 @@ class Metrics:
                                      "Cooldowns started: a channel (scope channel) or one key of a multi-key "
                                      "channel (scope key) failed.", ("channel", "scope"), registry=r)
         gateway.breakers.listeners.append(self.trip)
+        self.rate_limited = Counter("faregate_rate_limited",
+                                    "Relay requests refused by a rate limit (limit: requests or tokens).",
+                                    ("limit",), registry=r)
+        self.rate_limit_unchecked = Counter("faregate_rate_limit_unchecked",
+                                            "Relay requests let through unchecked because Redis, which keeps the "
+                                            "rate limits, did not answer (the limits fail open).", registry=r)
+        gateway.limiter.listeners.append(lambda limit: self.rate_limited.labels(limit).inc())
+        gateway.limiter.failures.append(self.rate_limit_unchecked.inc)
         self.db_pool = Gauge("faregate_db_pool_connections",
                              "Database connections of the storage layer (state: open, idle).", ("state",),
                              multiprocess_mode="livesum", registry=r)
@@ -223,42 +229,3 @@ def db_pool_connections() -> dict[str, float]:
     if hasattr(client, "_connection"):  # SQLite: one connection
         return {"open": 1.0 if client._connection is not None else 0.0}
     return {}
-
-
-def _authorized(token: str, header: str | None) -> bool:
-    scheme, _, given = (header or "").partition(" ")
-    ok = hmac.compare_digest(given.strip().encode(), token.encode())
-    return ok and scheme.lower() == "bearer"
-
-
-def install(app: Quart, gateway: Gateway) -> None:
-    """Add ``GET /metrics`` and the metrics observer (when ``metrics_enabled``)."""
-    if not gateway.settings.metrics_enabled:
-        return
-    metrics = Metrics(gateway)
-    gateway.observers.append(metrics.observe)
-    token = str(gateway.settings.metrics_token or "")
-
-    @app.get("/metrics")
-    async def prometheus_metrics() -> Response:
-        if token and not _authorized(token, request.headers.get("Authorization")):
-            return Response("unauthorized\n", status=401, content_type="text/plain; charset=utf-8",
-                            headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
-        body = await metrics.scrape()
-        return Response(body, status=200, content_type=CONTENT_TYPE_LATEST, headers={"Cache-Control": "no-store"})
-
-    if metrics.multiprocess_dir is None:
-        return
-    refresher: list[asyncio.Task[None]] = []
-
-    @app.before_serving
-    async def _start_refresh() -> None:
-        refresher.append(asyncio.create_task(metrics.refresh_loop(), name="metrics-refresh"))
-
-    @app.after_serving
-    async def _stop_refresh() -> None:
-        for task in refresher:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        refresher.clear()

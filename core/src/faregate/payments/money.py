@@ -16,7 +16,7 @@ from faregate.state import option_specs as specs
 from faregate.state.option_specs import OptionSpec
 
 if TYPE_CHECKING:
-    from faregate.state.options import Options
+    from faregate.billing.options import BillingOptions
 
 #: currencies without a minor unit (Stripe's list of zero-decimal currencies)
 ZERO_DECIMAL = frozenset({"BIF", "CLP", "DJF", "GNF", "JPY", "KMF", "KRW", "MGA", "PYG", "RWF", "UGX", "VND", "VUV",
@@ -140,7 +140,7 @@ PAYMENT_OPTIONS: tuple[OptionSpec, ...] = (
 
 
 # ---- the price rule ----------------------------------------------------------------------------
-def quote_top_up(options: Options, *, amount: int, group: str, unit_price: float | Decimal, currency: str,
+def quote_top_up(options: BillingOptions, *, amount: int, group: str, unit_price: float | Decimal, currency: str,
                  payment_method: str, min_topup: int, discounts: bool = True, label: str = "") -> Quote:
     """The order for ``amount`` as new-api prices it: ``amount`` is in the display unit
     (US dollars of quota; quota itself when ``general_setting.quota_display_type`` is

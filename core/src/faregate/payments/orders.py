@@ -25,10 +25,10 @@ from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
 from faregate import jsonutil
+from faregate.billing.options import QUOTA_PER_UNIT_DEFAULT
 from faregate.billing.pricing import MAX_QUOTA
 from faregate.contracts.payments import Quote, TopUpOrder
 from faregate.db import models as m
-from faregate.state.options import QUOTA_PER_UNIT_DEFAULT
 
 #: why a completion was refused (stable words, for logs and tests)
 RejectReason = Literal["unknown order", "wrong provider", "money missing", "amount mismatch", "currency mismatch",

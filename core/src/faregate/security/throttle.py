@@ -40,8 +40,6 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from faregate.settings import Settings
-
 log = logging.getLogger("faregate.security")
 
 KEY_PREFIX = "faregate:login:"
@@ -202,20 +200,6 @@ class LoginThrottle:
         self.per_ip = per_ip
         #: failures against one account from every client together (0: no such lock)
         self.account_lock = account_lock
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> LoginThrottle:
-        counters: Counters
-        if settings.redis_url:
-            import redis.asyncio as aioredis
-
-            counters = RedisCounters(aioredis.from_url(settings.redis_url))
-        else:
-            counters = MemoryCounters()
-        return cls(counters, window=float(settings.login_window_seconds),
-                   per_account=int(settings.login_max_failures_per_account),
-                   per_ip=int(settings.login_max_failures_per_ip),
-                   account_lock=int(settings.login_account_lock_failures))
 
     @staticmethod
     def client_key(ip: str) -> str:

@@ -153,6 +153,24 @@ CORE_SETTINGS = (
             aliases=("CRITICAL_RATE_LIMIT",)),
     Setting("critical_rate_limit_duration", 1200, "The window of critical_rate_limit, in seconds.", Seconds,
             aliases=("CRITICAL_RATE_LIMIT_DURATION",)),
+    Setting("global_api_rate_limit_enable", True,
+            "Limit the management API (/api/…) per client IP (new-api's GlobalAPIRateLimit).", Flag,
+            aliases=("GLOBAL_API_RATE_LIMIT_ENABLE",)),
+    Setting("global_api_rate_limit", 180,
+            "Requests one client IP may make to /api/… within global_api_rate_limit_duration before it answers "
+            "429 (shared through Redis when redis_url is set, else per worker; 0: no limit).", Count,
+            aliases=("GLOBAL_API_RATE_LIMIT",)),
+    Setting("global_api_rate_limit_duration", 180, "The window of global_api_rate_limit, in seconds.", Seconds,
+            aliases=("GLOBAL_API_RATE_LIMIT_DURATION",)),
+    Setting("global_web_rate_limit_enable", True,
+            "Limit the web console's pages and files per client IP (new-api's GlobalWebRateLimit).", Flag,
+            aliases=("GLOBAL_WEB_RATE_LIMIT_ENABLE",)),
+    Setting("global_web_rate_limit", 60,
+            "Requests one client IP may make to the console's pages (not its versioned files, which browsers "
+            "cache) within global_web_rate_limit_duration before it answers 429 (0: no limit).", Count,
+            aliases=("GLOBAL_WEB_RATE_LIMIT",)),
+    Setting("global_web_rate_limit_duration", 180, "The window of global_web_rate_limit, in seconds.", Seconds,
+            aliases=("GLOBAL_WEB_RATE_LIMIT_DURATION",)),
     Setting("invitation_code_rate_limit", 20,
             "Accounts one invitation code (aff) may bring in, from any addresses, within "
             "invitation_code_rate_limit_duration; a sign-up past it answers 429, so the inviter's reward cannot be "

@@ -80,7 +80,7 @@ class EpochFile:
 
 
 class ChangeFeed:
-    def __init__(self, snapshot: Snapshot, epoch_path: str, redis_url: str = "",
+    def __init__(self, snapshot: Snapshot[Any], epoch_path: str, redis_url: str = "",
                  sync_interval: float = 30.0) -> None:
         self.snapshot = snapshot
         self.epoch = EpochFile(epoch_path)

@@ -11,45 +11,23 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from faregate import jsonutil
 from faregate.db import models as m
 from faregate.errors import GatewayError
+from faregate.principals import TokenEntry, UserEntry
 from faregate.security.crypto import SecretBox
 from faregate.state.channel_features import NO_FEATURES, ChannelFeatures, compile_features
 from faregate.state.ended_sessions import ended_sessions, ended_sessions_by_user
 from faregate.state.option_specs import OptionRegistry
-from faregate.state.options import CORE_REGISTRY, Options
+from faregate.state.options import Options
 
 log = logging.getLogger("faregate.state")
 
-
-@dataclass(slots=True)
-class TokenEntry:
-    id: int
-    user_id: int
-    key_hash: str
-    name: str
-    status: int
-    expired_time: int
-    unlimited: bool
-    model_limits: frozenset[str] | None
-    allow_ips: list[ipaddress.IPv4Network | ipaddress.IPv6Network] | None
-    group: str
-
-
-@dataclass(slots=True)
-class UserEntry:
-    id: int
-    username: str
-    role: int
-    status: int
-    group: str
-    #: a login session carrying another number was revoked (users.session_version)
-    session_version: int = 0
-    #: the markers of the user's logged-out sessions (faregate.accounts.sessions.ended_marker)
-    ended_sessions: frozenset[str] = frozenset()
+# covariant: a reader typed for a lower layer's options accepts a snapshot of a richer options class
+# (only the change feed, which built it, replaces the options)
+OptionsT = TypeVar("OptionsT", bound=Options, covariant=True)
 
 
 #: a multi-key channel's per-key status (``channel_info.multi_key_status_list``): absent means enabled
@@ -156,7 +134,8 @@ def token_entry(row: m.Token) -> TokenEntry:
     return TokenEntry(
         id=row.id, user_id=row.user_id, key_hash=row.key_hash, name=row.name, status=row.status,
         expired_time=row.expired_time, unlimited=row.unlimited_quota, model_limits=limits,
-        allow_ips=ips, group=row.group,
+        allow_ips=ips, group=row.group, rpm_limit=row.rpm_limit, tpm_limit=row.tpm_limit,
+        max_parallel_requests=row.max_parallel_requests,
     )
 
 
@@ -211,20 +190,26 @@ def channel_entry(row: m.Channel, box: SecretBox, key: str | None = None) -> Cha
     )
 
 
-class Snapshot:
+class Snapshot(Generic[OptionsT]):
     """Everything the relay reads. Mutated only by ``load_*`` methods (called by the
-    change feed); readers never await, so they always see a consistent entry."""
+    change feed); readers never await, so they always see a consistent entry.
 
-    def __init__(self, box: SecretBox, registry: OptionRegistry = CORE_REGISTRY) -> None:
+    The options are the ``registry``'s, built by ``make_options`` (the assembly layer's
+    class, whose typed attributes the layers that own the options add: see
+    :mod:`faregate.state.options`); plain :class:`Options` knows them by name only."""
+
+    def __init__(self, box: SecretBox, registry: OptionRegistry,
+                 make_options: Callable[[dict[str, str], OptionRegistry], OptionsT]) -> None:
         self.box = box
         self.registry = registry
+        self.make_options = make_options
         self.tokens_by_hash: dict[str, TokenEntry] = {}
         self.tokens_by_id: dict[int, TokenEntry] = {}
         self.users: dict[int, UserEntry] = {}
         self.channels: dict[int, ChannelEntry] = {}
         # group -> model -> priority levels (highest first), each a list of channels
         self.routes: dict[str, dict[str, list[list[ChannelEntry]]]] = {}
-        self.options = Options({}, registry)
+        self.options: OptionsT = make_options({}, self.registry)
         self.loaded_at = 0.0
 
     # -- loading --------------------------------------------------------------------
@@ -273,7 +258,7 @@ class Snapshot:
         await self.rebuild_routes()
 
     async def load_options(self) -> None:
-        self.options = Options({row.key: row.value for row in await m.Option.all()}, self.registry)
+        self.options = self.make_options({row.key: row.value for row in await m.Option.all()}, self.registry)
 
     async def rebuild_routes(self) -> None:
         """Build group → model → priority levels from the abilities table."""

@@ -624,6 +624,7 @@ class StorageConformance:
 
     # ---- the change feed -------------------------------------------------------------
     async def test_changefeed_publish_pull_order(self, storage: dict[str, Any], tmp_path: Any) -> None:
+        from faregate.default_plugins.options import CORE_REGISTRY, GatewayOptions
         from faregate.security.crypto import SecretBox
         from faregate.state.changefeed import ChangeFeed
         from faregate.state.snapshot import Snapshot
@@ -631,8 +632,8 @@ class StorageConformance:
         box = SecretBox("conformance")
         epoch = str(tmp_path / "faregate.epoch")
         user = await m.User.create(username="fed", group="default")
-        writer = ChangeFeed(Snapshot(box), epoch, sync_interval=3600)
-        reader = ChangeFeed(Snapshot(box), epoch, sync_interval=3600)
+        writer = ChangeFeed(Snapshot(box, CORE_REGISTRY, GatewayOptions), epoch, sync_interval=3600)
+        reader = ChangeFeed(Snapshot(box, CORE_REGISTRY, GatewayOptions), epoch, sync_interval=3600)
         await writer.start()
         await reader.start()
         try:
@@ -666,7 +667,7 @@ class StorageConformance:
             assert reader.check() is None  # nothing new
 
             # a feed that starts late begins after the newest event
-            late = ChangeFeed(Snapshot(box), epoch, sync_interval=3600)
+            late = ChangeFeed(Snapshot(box, CORE_REGISTRY, GatewayOptions), epoch, sync_interval=3600)
             await late.start()
             assert late.last_id == events[-1].id
             await late.stop()

@@ -17,6 +17,9 @@ from typing import Any
 import httpx
 
 ROOT_PASSWORD = "faregate-test-pw"
+#: new-api's global per-IP limits are off in test gateways unless a test turns them on: a test
+#: makes hundreds of management calls from one address, and over Redis the counters outlive it
+UNLIMITED = {"global_api_rate_limit_enable": False, "global_web_rate_limit_enable": False}
 
 
 def _ephemeral_low() -> int:
@@ -123,7 +126,7 @@ class GatewayServer:
         self.db_url = db_url
         self.plugins = plugins
         self.settings = {"data_dir": data_dir, "db_url": db_url, "flush_interval": 0.01,
-                         **(settings or {})}
+                         **UNLIMITED, **(settings or {})}
         self._socket = listening_socket()
         self.port: int = self._socket.getsockname()[1]
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -192,7 +195,7 @@ class GatewayProcess:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "FAREGATE_DATA_DIR": data_dir, "FAREGATE_FLUSH_INTERVAL": "0.01",
-                    **(env or {})}
+                    **{f"FAREGATE_{name.upper()}": "false" for name in UNLIMITED}, **(env or {})}
         self.workers = workers
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = os.path.join(data_dir, "gateway.log")

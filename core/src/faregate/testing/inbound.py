@@ -7,14 +7,14 @@ from typing import Any
 
 from faregate import jsonutil
 from faregate.contracts import Route
-from faregate.exchange.inbound import InboundRequest
+from faregate.contracts.inbound import InboundRequest
 
 
 def inbound_request(body: Any = None, *, path: str = "/", method: str = "POST", kind: str = "chat",
                     headers: Mapping[str, str] | None = None, query: Mapping[str, str] | None = None,
                     path_params: Mapping[str, str] | None = None, route: Route | None = None,
                     client_ip: str = "127.0.0.1") -> InboundRequest:
-    """An :class:`~faregate.exchange.inbound.InboundRequest` as the edge would make it
+    """An :class:`~faregate.contracts.inbound.InboundRequest` as the edge would make it
     (``body`` is JSON-encoded unless it is bytes; header names are lower-cased, as a
     case-insensitive mapping would find them)."""
     raw = body if isinstance(body, bytes) else b"" if body is None else jsonutil.dumps(body)

@@ -16,6 +16,7 @@ from faregate.api import (
     InboundRequest,
     ModelInfo,
     NumberBound,
+    RateLimitInfo,
     RequestSummary,
     Route,
     StreamEncoder,
@@ -142,6 +143,22 @@ class AnthropicMessagesFormat(InboundFormat):
     def add_output_cap(self, body: dict[str, Any], tokens: int) -> dict[str, Any] | None:
         """``max_tokens`` (required of Anthropic's clients: a request always sets its own)."""
         return {**body, "max_tokens": tokens}
+
+    def rate_limit_headers(self, limit: RateLimitInfo) -> dict[str, str]:
+        """Anthropic's ``anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}``, the
+        reset as an RFC 3339 time (what its SDK and clients read)."""
+        now = datetime.now(UTC)
+        headers: dict[str, str] = {}
+        for kind, total, left, reset in (("requests", limit.requests_limit, limit.requests_remaining,
+                                          limit.requests_reset),
+                                         ("tokens", limit.tokens_limit, limit.tokens_remaining, limit.tokens_reset)):
+            if total is None:
+                continue
+            at = datetime.fromtimestamp(now.timestamp() + (reset or 0.0), UTC).replace(microsecond=0)
+            headers[f"anthropic-ratelimit-{kind}-limit"] = str(total)
+            headers[f"anthropic-ratelimit-{kind}-remaining"] = str(max(0, left or 0))
+            headers[f"anthropic-ratelimit-{kind}-reset"] = at.isoformat().replace("+00:00", "Z")
+        return headers
 
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         status, payload = errors.error_payload(err)

@@ -13,6 +13,7 @@ from faregate.api import (
     InboundFormat,
     InboundRequest,
     ModelInfo,
+    RateLimitInfo,
     RequestSummary,
     Route,
     StreamEncoder,
@@ -113,6 +114,11 @@ class GeminiFormat(InboundFormat):
         config = {k: v for k, v in config.items() if k not in ("maxOutputTokens", "max_output_tokens")} \
             if isinstance(config, dict) else {}
         return {**body, name: {**config, "maxOutputTokens": tokens}}
+
+    def rate_limit_headers(self, limit: RateLimitInfo) -> dict[str, str]:
+        """None: Gemini's clients read a rate limit from the body's ``RESOURCE_EXHAUSTED``
+        status (and ``Retry-After``), not from headers."""
+        return {}
 
     def render_error(self, err: GatewayError, request_id: str) -> tuple[int, bytes]:
         return errors.render_error(err, request_id)

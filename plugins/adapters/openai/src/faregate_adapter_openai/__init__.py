@@ -66,7 +66,7 @@ def register_endpoint_drivers(register: Callable[[EndpointDriver], None], servic
     register(RerankDriver())
     register(ResponsesDriver())
     register(CompactDriver())
-    for billing in dashboard.drivers():
+    for billing in dashboard.drivers(services):
         register(billing)
     register(realtime.RealtimeDriver(services))
 

@@ -201,6 +201,7 @@ class AudioDriver:
             raw, body = await ex.read_json()
             speech = audio_requests.speech(body)
             ex.extra[ASK_KEY] = speech
+            ex.check_prompt(body["input"])  # the sensitive-word check (checked a string above)
             ex.begin(audio_billing.speech_summary(speech), body, raw)
         else:
             form_type = ex.headers.get("content-type") or ""

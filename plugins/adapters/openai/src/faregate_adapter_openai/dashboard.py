@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from faregate.api import Balance, Exchange, GatewayError, Outcome, Route
+from faregate.api import Balance, Exchange, GatewayError, Outcome, Route, Services
 
 SUBSCRIPTION, USAGE = "billing_subscription", "billing_usage"
 ROUTES = [Route("GET", prefix + path, kind=kind)
@@ -33,12 +33,13 @@ def amount(quota: int, options: Any) -> float:
 
 
 class BillingDriver:
-    def __init__(self, kind: str) -> None:
+    def __init__(self, services: Services, kind: str) -> None:
+        self.services = services
         self.kind = kind
 
     async def handle(self, ex: Exchange) -> Outcome:
         principal = await ex.authenticate()
-        services = ex.gateway.services
+        services = self.services
         options = services.options
         token = principal.token
         by_token = token is not None and bool(options.value("DisplayTokenStatEnabled"))
@@ -59,5 +60,5 @@ class BillingDriver:
                         "access_until": balance.expires if by_token else 0})
 
 
-def drivers() -> list[BillingDriver]:
-    return [BillingDriver(SUBSCRIPTION), BillingDriver(USAGE)]
+def drivers(services: Services) -> list[BillingDriver]:
+    return [BillingDriver(services, SUBSCRIPTION), BillingDriver(services, USAGE)]

@@ -194,6 +194,7 @@ class ImageDriver:
             raw, body = await ex.read_json()
             ask = image_requests.generation(body) if self.kind == GENERATIONS else image_requests.json_edit(body)
         ex.extra[ASK_KEY] = ask
+        ex.check_prompt(ask.prompt)  # the sensitive-word check (the summary counts no text of its own)
         ex.begin(ask.summary(), body, raw)
         await ex.admit(self.operation)
         return await ex.relay(self.operation)

@@ -3,19 +3,35 @@
 The pages are static ES modules (Preact + htm, vendored) that call only the documented
 management API (``/api/openapi.json``) and ``/pg/chat/completions``; this plugin serves
 them and the page shell with a strict Content-Security-Policy. A headless deployment
-leaves the distribution out (or lists ``faregate-web`` in ``FAREGATE_DISABLED_PLUGINS``)."""
+leaves the distribution out (or lists ``faregate-web`` in ``FAREGATE_DISABLED_PLUGINS``).
+``FAREGATE_FRONTEND_DIR`` serves an operator's own built front end (new-api's ``web/dist``)
+in place of the console."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from faregate.api import Services, hookimpl
+from faregate.api import OptionSpec, Services, Setting, hookimpl
+from faregate_web.frontend import make_frontend_blueprint
 from faregate_web.site import make_blueprint
 
 __version__ = "0.1.0"
 
+SETTINGS = (
+    Setting("frontend_dir", "", "A directory holding a built single-page front end (new-api's web/dist) to "
+            "serve at / in place of Faregate's console: its files as they are, index.html for every other "
+            "page path, /api and the relay untouched. Empty: Faregate's console."),
+)
+
+
+@hookimpl
+def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
+    for setting in SETTINGS:
+        register(setting)
+
 
 @hookimpl
 def register_routes(register: Callable[..., Any], services: Services) -> None:
-    register(make_blueprint(services))
+    directory = str(services.settings.get("frontend_dir") or "")
+    register(make_frontend_blueprint(directory) if directory else make_blueprint(services))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from faregate.contracts import Route
+    from faregate.contracts.values import Route
     from faregate.errors import GatewayError
 
 JSON = "application/json"

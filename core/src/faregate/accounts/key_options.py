@@ -1,0 +1,18 @@
+"""new-api's ``token_setting.*``: the rules for the API keys users create."""
+
+from __future__ import annotations
+
+from faregate.state import option_specs as specs
+from faregate.state.option_specs import OptionSpec
+
+MAX_USER_TOKENS = "token_setting.max_user_tokens"
+
+TOKEN_OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec(MAX_USER_TOKENS, "1000", "The most API keys one user may have (creating one more is refused; "
+               "existing ones stay).", specs.integer(0, 1_000_000)),
+)
+
+
+def too_many_keys_message(limit: int) -> str:
+    """new-api's refusal, word for word (its console shows it as it is)."""
+    return f"已达到最大令牌数量限制 ({limit})"
