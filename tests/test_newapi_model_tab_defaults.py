@@ -38,8 +38,8 @@ async def test_the_models_tab_options_list_new_api_s_exact_defaults(admin: Admin
 
 async def test_the_gemini_image_models_the_page_sends_back_pretty_printed_are_taken(admin: AdminClient) -> None:
     """The page re-indents JSON options before showing them; saving the unchanged list is accepted."""
-    pretty = ('[\n  "gemini-2.0-flash-exp-image-generation",\n  "gemini-2.0-flash-exp",\n  "gemini-3-pro-image-preview",'
-              '\n  "gemini-2.5-flash-image",\n  "gemini-3.1-flash-image-preview"\n]')
+    pretty = ('[\n  "gemini-2.0-flash-exp-image-generation",\n  "gemini-2.0-flash-exp",\n'
+              '  "gemini-3-pro-image-preview",\n  "gemini-2.5-flash-image",\n  "gemini-3.1-flash-image-preview"\n]')
     assert (await admin.call("PUT", "/api/option/", json={"key": "gemini.supported_imagine_models",
                                                           "value": pretty}))["success"] is True
     refused = await admin.call("PUT", "/api/option/", json={"key": "gemini.supported_imagine_models", "value": "[]"})
