@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 def register_management(app: Quart, gateway: ManagementHost) -> None:
     from faregate.management import (
         bindings,
+        channel_affinity,
         channel_bulk,
         channel_keys,
         channel_models,
@@ -27,6 +28,7 @@ def register_management(app: Quart, gateway: ManagementHost) -> None:
         invitations,
         logs,
         model_meta,
+        performance,
         prefill_groups,
         redemptions,
         sign_in,
@@ -52,5 +54,5 @@ def register_management(app: Quart, gateway: ManagementHost) -> None:
     for module in (system, status, site, uptime, dashboard, verification, sign_in, bindings, user_self, checkins,
                    invitations, user_factors, user_admin, users, channel_keys, channel_reveal, channel_bulk,
                    channel_models, channel_probe, channels, tokens, logs, redemptions, vendors, model_meta,
-                   prefill_groups, subscriptions, custom_oauth, task_lists):
+                   prefill_groups, subscriptions, custom_oauth, task_lists, performance, channel_affinity):
         app.register_blueprint(module.blueprint)

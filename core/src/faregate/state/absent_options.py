@@ -79,6 +79,9 @@ TEXT = specs.text(65_536)
 COUNT = specs.integer(0, 2**31 - 1)
 AMOUNT = specs.number(0, 1e12)
 
+IMAGINE_MODELS = ('["gemini-2.0-flash-exp-image-generation","gemini-2.0-flash-exp","gemini-3-pro-image-preview",'
+                  '"gemini-2.5-flash-image","gemini-3.1-flash-image-preview"]')
+
 ABSENT_OPTIONS: tuple[OptionSpec, ...] = (
     refused("DrawingEnabled", "false", FLAG, MIDJOURNEY, "Midjourney drawing (new-api's default: on)."),
     *(refused(key, "false", FLAG, MIDJOURNEY, about) for key, about in (
@@ -148,7 +151,8 @@ ABSENT_OPTIONS: tuple[OptionSpec, ...] = (
     refused("gemini.safety_settings", '{"default":"OFF"}', JSON, GEMINI, "Gemini's safety thresholds."),
     refused("gemini.version_settings", '{"default":"v1beta","gemini-1.0-pro":"v1"}', JSON, GEMINI,
             "Gemini's API version per model."),
-    refused("gemini.supported_imagine_models", "[]", JSON, GEMINI, "Gemini models that draw images."),
+    # new-api's default list, as its settings export writes it (compact JSON): its models tab shows it
+    refused("gemini.supported_imagine_models", IMAGINE_MODELS, JSON, GEMINI, "Gemini models that draw images."),
     refused("gemini.thinking_adapter_enabled", "false", FLAG, GEMINI, "The -thinking model suffix."),
     refused("gemini.thinking_adapter_budget_tokens_percentage", "0.6", specs.number(0, 1), GEMINI,
             "The thinking budget's share of max tokens."),
