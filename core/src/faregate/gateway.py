@@ -154,8 +154,9 @@ class Gateway:
         self.big_bodies = BigBodyLane()
         #: this worker's channel breakers (cooldowns, half-open trials): see faregate.exchange.breaker
         self.breakers = Breakers(trial_window=max(1.0, min(self.settings.first_byte_timeout, 300.0)))
-        #: the relay's rate limits (faregate.limits)
-        self.limiter = Limiter.from_settings(self.settings.redis_url or "")
+        #: the relay's rate limits (faregate.limits): this process's until start() reaches Redis,
+        #: so building a gateway (doctor, config) never reads the Redis URL
+        self.limiter = Limiter()
         self.started_at = int(time.time())
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sweeper: asyncio.Task[Any] | None = None
@@ -170,6 +171,8 @@ class Gateway:
         self.feed = ChangeFeed(self.snapshot, epoch_path(self.settings.data_dir, self.db_url), self.settings.redis_url,
                                self.settings.sync_interval)
         await self.feed.start()
+        if self.settings.redis_url:
+            self.limiter = Limiter.from_settings(self.settings.redis_url)
         await sweep_dead_workers(stale_after=self.settings.sweep_interval * 3)
         await self.ledger.start()
         await self.upstream.start()
