@@ -16,6 +16,9 @@ from typing import Any
 
 import httpx
 
+#: how long a gateway process may take to answer: a two-worker start with every plugin takes
+#: 40-45 s on a 2-core machine at load 17, so this only bounds a start that hangs
+PROCESS_START_DEADLINE = 180.0
 ROOT_PASSWORD = "faregate-test-pw"
 #: new-api's global per-IP limits are off in test gateways unless a test turns them on: a test
 #: makes hundreds of management calls from one address, and over Redis the counters outlive it
@@ -206,7 +209,7 @@ class GatewayProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "faregate.cli", "serve", "--port", str(self.port), "--workers",
              str(self.workers)], env=self.env, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 60
+        deadline = time.time() + PROCESS_START_DEADLINE
         while time.time() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"gateway exited: {self.logs()}")
