@@ -30,7 +30,7 @@ from quart_schema import document_response
 
 from faregate.db import models as m
 from faregate.management.common import fail, gateway, ok, require
-from faregate.management.openapi import Ok
+from faregate.management.openapi import Done, Ok
 from faregate.principals import Principal
 
 blueprint = Blueprint("performance", __name__)
@@ -146,7 +146,7 @@ async def cleanup_log_files(me: Principal) -> Response:
 
 @blueprint.post("/api/performance/gc")
 @require(m.ROLE_ROOT)
-@document_response(Ok[None])
+@document_response(Done)
 async def force_gc(me: Principal) -> Response:
     """A full collection in this worker: the honest counterpart of Go's ``runtime.GC``."""
     gc.collect()
