@@ -224,9 +224,7 @@ class Exchange:
         if not self.reported:
             self.reported = True
             if self.limit_ticket is not None:
-                # no usage: a failed request used no tokens, a served one keeps its estimate
-                tokens = usage.input_tokens + usage.output_tokens if usage is not None else 0 if status >= 400 else None
-                self.gateway.limiter.settle(self.limit_ticket, status, tokens)
+                self.gateway.limiter.settle(self.limit_ticket, status, _limit_tokens(status, usage))
             report.finish(self, status, end_reason, usage, quota)
 
     # ---- outcomes ---------------------------------------------------------------------
@@ -240,6 +238,15 @@ class Exchange:
     def error(self, err: GatewayError) -> Outcome:
         """``err`` in the client's format: the one place errors are rendered."""
         return render_error(self.format, err, self.request_id)
+
+
+def _limit_tokens(status: int, usage: Usage | None) -> int | None:
+    """The tokens a finished request counts against a tokens-per-minute limit: its usage;
+    without one, none for a failed request, and None (keep the admission's estimate) for a
+    served one."""
+    if usage is not None:
+        return usage.input_tokens + usage.output_tokens
+    return 0 if status >= 400 else None
 
 
 def render_error(fmt: InboundFormat, err: GatewayError, request_id: str) -> Outcome:
