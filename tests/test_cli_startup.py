@@ -85,7 +85,38 @@ def test_finding_plugins_reads_only_the_plugins_metadata(monkeypatch: pytest.Mon
     other = importlib.metadata.EntryPoint("x", "x:main", "console_scripts")
     dists = [_Dist("faregate-x", [ours, other]), _Dist("not-a-plugin", [other]), _Dist("bare", [])]
     monkeypatch.setattr(plugins.importlib.metadata, "distributions", lambda: dists)
-    assert list(plugins.installed_entry_points()) == [(ours, "faregate-x", "1.0")]
+    plugins._scan_entry_points.cache_clear()
+    try:
+        assert list(plugins.installed_entry_points()) == [(ours, "faregate-x", "1.0")]
+    finally:
+        plugins._scan_entry_points.cache_clear()
+
+
+def test_plugins_are_looked_for_again_after_an_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The scan is kept between looks (a test process builds hundreds of gateways) until a
+    directory on sys.path changes, as an install or uninstall changes site-packages."""
+    from faregate import plugins
+
+    scans = []
+    ours = importlib.metadata.EntryPoint("faregate-x", "faregate_x", "faregate")
+
+    def distributions() -> list[_Dist]:
+        scans.append(1)
+        return [_Dist("faregate-x", [ours])]
+
+    monkeypatch.setattr(plugins.importlib.metadata, "distributions", distributions)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plugins._scan_entry_points.cache_clear()
+    try:
+        for _ in range(3):
+            assert list(plugins.installed_entry_points()) == [(ours, "faregate-x", "1.0")]
+        assert len(scans) == 1
+        (tmp_path / "faregate_y-1.0.dist-info").mkdir()  # what an install adds
+        os.utime(tmp_path, ns=(0, 1))  # a later mtime even on a coarse clock: any change counts
+        list(plugins.installed_entry_points())
+        assert len(scans) == 2
+    finally:
+        plugins._scan_entry_points.cache_clear()
 
 
 def test_a_port_in_use_stops_serve_before_the_plugins_load(tmp_path: Path) -> None:

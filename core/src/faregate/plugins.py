@@ -7,10 +7,12 @@ defaults are ordinary plugins registered after the external ones, all ``trylast`
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import logging
 import os
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -65,7 +67,30 @@ class PluginSet:
         return [r for r in self.reports if r.error]
 
 
-def installed_entry_points() -> Iterable[tuple[importlib.metadata.EntryPoint, str, str]]:
+#: an installed entry point of ours, the name of its distribution and its version
+EntryPointOf = tuple[importlib.metadata.EntryPoint, str, str]
+
+
+def installed_entry_points() -> Iterable[EntryPointOf]:
+    """Faregate's entry points of the installed distributions, each ``(entry point, dist name,
+    version)``; the scan of every distribution is kept until ``sys.path`` or one of its
+    directories changes (an install adds or removes a ``.dist-info`` directory)."""
+    return _scan_entry_points(_path_state())
+
+
+def _path_state() -> tuple[tuple[str, int], ...]:
+    state = []
+    for entry in sys.path:
+        try:
+            state.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            state.append((entry, -1))
+    return tuple(state)
+
+
+@functools.lru_cache(maxsize=2)
+def _scan_entry_points(path_state: tuple[tuple[str, int], ...]) -> tuple[EntryPointOf, ...]:
+    found: list[EntryPointOf] = []
     seen: set[tuple[str, str]] = set()
     for dist in importlib.metadata.distributions():
         ours = [ep for ep in dist.entry_points if ep.group == GROUP]
@@ -77,7 +102,8 @@ def installed_entry_points() -> Iterable[tuple[importlib.metadata.EntryPoint, st
             if key in seen:  # the same dist found twice on sys.path (lib64 → lib)
                 continue
             seen.add(key)
-            yield ep, dist_name, dist.version
+            found.append((ep, dist_name, dist.version))
+    return tuple(found)
 
 
 def unknown_names(settings: Settings, lists: Iterable[str] = ("plugins", "disabled_plugins")) -> dict[str, list[str]]:

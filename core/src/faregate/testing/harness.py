@@ -147,9 +147,12 @@ class GatewayServer:
 
         from faregate.app import create_app
         from faregate.plugins import load_plugins
+        from faregate.testing import seeded_sqlite
 
         plugins = self.plugins if self.plugins is not None else load_plugins()
         self.app = create_app(plugins, self.settings)
+        if self.gateway.settings.migrate:
+            await seeded_sqlite.seed(self.gateway.db_config)
         config = Config()
         config.bind = [f"fd://{self._socket.detach()}"]  # Hypercorn owns the bound socket from here
         config.accesslog = None
