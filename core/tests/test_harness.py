@@ -71,3 +71,23 @@ async def test_test_gateways_start_on_a_copy_of_one_migrated_database(
     again = await make_gateway(data_dir=first.data_dir)  # the first one's file, with its root
     assert await m.User.filter(username="root").exists()
     await again.stop()
+
+
+def test_tests_hash_passwords_with_argon2s_profile_for_tests() -> None:
+    from argon2 import extract_parameters, profiles
+
+    from faregate.security import passwords
+
+    assert extract_parameters(passwords.hash_password("pw")) == profiles.CHEAPEST
+
+
+@pytest.mark.real_password_hashing
+def test_the_gateway_hashes_passwords_with_its_own_parameters() -> None:
+    """What a gateway stores: argon2id with argon2-cffi's defaults (RFC 9106, low memory)."""
+    from argon2 import extract_parameters, profiles
+
+    from faregate.security import passwords
+
+    stored = passwords.hash_password("pw")
+    assert stored.startswith("$argon2id$") and extract_parameters(stored) == profiles.RFC_9106_LOW_MEMORY
+    assert passwords.verify_password(stored, "pw") and not passwords.needs_rehash(stored)

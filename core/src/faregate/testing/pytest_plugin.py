@@ -36,6 +36,23 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "postgres: needs the PostgreSQL server on 127.0.0.1:5432")
     config.addinivalue_line("markers", "allow_upstream_violations: the fake upstreams may receive requests that "
                                        "violate the vendor's request schema")
+    config.addinivalue_line("markers", "real_password_hashing: hash passwords with the gateway's own argon2 "
+                                       "parameters (other tests use argon2's profile for tests)")
+
+
+@pytest.fixture(autouse=True)
+def cheap_password_hashing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """argon2 with the gateway's parameters costs tens of milliseconds of CPU and 64 MiB a call by
+    design: a test's root set-up and login (the ``admin`` fixture) spent about 0.5 s of CPU on it.
+    In-process gateways hash with argon2's own profile for tests unless a test is marked
+    ``real_password_hashing``; a gateway process (``GatewayProcess``) hashes as in production."""
+    if request.node.get_closest_marker("real_password_hashing"):
+        return
+    from argon2 import PasswordHasher, profiles
+
+    from faregate.security import passwords
+
+    monkeypatch.setattr(passwords, "_hasher", PasswordHasher.from_parameters(profiles.CHEAPEST))
 
 
 @pytest_asyncio.fixture
