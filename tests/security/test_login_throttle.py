@@ -148,6 +148,7 @@ async def test_unknown_and_known_names_take_the_same_path(make_gateway: Any, mon
     await admin.close()
 
 
+@pytest.mark.real_password_hashing  # the flood's cost is argon2's: with the gateway's own parameters
 async def test_relays_keep_flowing_during_a_login_flood(make_gateway: Any) -> None:
     # limits off: every flood request really runs argon2
     gw, admin = await _gateway(make_gateway, login_max_failures_per_account=0, login_max_failures_per_ip=0)
