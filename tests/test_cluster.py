@@ -77,8 +77,8 @@ async def nodes(tmp_path: Path, db_url: str, redis_url: str) -> AsyncIterator[li
               "FAREGATE_JOB_LEASE_SECONDS": str(LEASE), "FAREGATE_RETENTION_INTERVAL": "1",
               "FAREGATE_LEASE_IDLE_SECONDS": "1"}
     started = [GatewayProcess(str(tmp_path / name), workers=2, env=shared) for name in ("a", "b")]
-    await asyncio.to_thread(started[0].start)  # the first applies the migrations
-    await asyncio.to_thread(started[1].start)
+    # at once, as a cluster restarts: one node applies the migrations, the other waits for its lock
+    await asyncio.gather(*(asyncio.to_thread(node.start) for node in started))
     # the test reads the shared database itself
     reader = Gateway(load_plugins(), {"db_url": db_url, "data_dir": str(tmp_path / "reader")})
     await storage.open_storage(reader.db_config)
