@@ -130,3 +130,66 @@ async def test_a_job_runs_in_one_process_and_moves_when_it_dies(tmp_path: Path, 
                 proc.kill()
                 proc.wait()
         await storage.close_storage()
+
+
+# ---- the lease's rules, in one process ---------------------------------------------------------
+
+
+async def test_a_run_cut_short_by_its_holders_death_runs_again_once_the_lease_expires(gateway: object) -> None:
+    from faregate.db.cluster_jobs import JobLease
+
+    now = time.time()
+    dead, alive = JobLease("cut", "dead", 30), JobLease("cut", "alive", 30)
+    assert await dead.claim_run(600, now=now)  # ... and dies mid-run, never finishing it
+    assert not await alive.claim_run(600, now=now + 29), "the lease is still good"
+    assert await alive.claim_run(600, now=now + 31), "expired, and its run unfinished: run again at once"
+    # a run that finished is not run again before its period
+    done, later = JobLease("whole", "done", 30), JobLease("whole", "later", 30)
+    assert await done.claim_run(600, now=now)
+    assert await done.finish(now=now)
+    assert not await later.claim_run(600, now=now + 31)
+    assert (await later.read()) == LeaseState("later", now + 31 + 30, now, False, 2)
+    assert await later.claim_run(600, now=now + 601)
+
+
+async def test_a_stopping_worker_gives_its_leases_up(gateway: object) -> None:
+    from faregate.db.cluster_jobs import ClusterJob, ClusterJobs, JobLease
+
+    ran: list[str] = []
+
+    async def run() -> None:
+        ran.append("stopping")
+
+    stopping = ClusterJobs("stopping", 30)
+    stopping.add(ClusterJob("handover", lambda: 600.0, run))
+    stopping.start()
+    await wait_for(lambda: ran, "the job ran")
+    await stopping.stop()
+    other = JobLease("handover", "other", 30)
+    assert not await other.claim_run(600), "taken over, its period not over"
+    state = await other.read()
+    assert state is not None and state.holder == "other"
+
+
+async def test_a_holder_that_lost_its_lease_stops_the_run(gateway: object) -> None:
+    from faregate.db.cluster_jobs import ClusterJob, ClusterJobs
+
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def run() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    jobs = ClusterJobs("slow", 0.3)  # renews every 0.1 s
+    tick = asyncio.ensure_future(jobs.tick(ClusterJob("lost", lambda: 600.0, run)))
+    await started.wait()
+    # another worker took the lease (this one failed to renew in time, say)
+    await m.Option.filter(key=KEY_PREFIX + "lost").update(value=LeaseState("thief", time.time() + 30).text())
+    assert await asyncio.wait_for(tick, PATIENCE) is True
+    assert cancelled.is_set()
+    state = await jobs.lease("lost").read()
+    assert state is not None and state.holder == "thief"
