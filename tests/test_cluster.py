@@ -4,8 +4,9 @@ MariaDB (once PostgreSQL) and Redis, as two hosts would.
 Concurrent billed traffic goes through both nodes while a channel, a key and an option change;
 then: every request that could pay was served, the ledger reconciles exactly (each answer one
 log row; the wallet, the key and the log agree to the unit), a per-key rpm limit holds summed
-over the four workers, and the background jobs run once per cluster and move to the other
-node when the node running them is killed."""
+over the four workers, the wallet's quota warning goes out once for the cluster, and the
+background jobs run once per cluster and move to the other node when the node running them is
+killed."""
 
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ CALLS_PER_CLIENT = 12
 WALLET = 10_000_000
 KEY_QUOTA = 1_000_000
 RPM = 10
+#: the payer is warned once the traffic spent a little of the wallet (it spends several thousand)
+WARN_BELOW = WALLET - 1_000
 LEASE = 1.5  # seconds: job leases are renewed every 0.5 s and taken over 1.5 s after their holder died
 #: how long to wait for what takes a fraction of a second on a quiet machine
 PATIENCE = 90.0
@@ -75,7 +78,7 @@ async def nodes(tmp_path: Path, db_url: str, redis_url: str) -> AsyncIterator[li
     shared = {"FAREGATE_DB_URL": db_url, "FAREGATE_REDIS_URL": redis_url,
               "FAREGATE_CRYPTO_SECRET": "cluster-crypto-secret", "FAREGATE_SESSION_SECRET": "cluster-session-secret",
               "FAREGATE_JOB_LEASE_SECONDS": str(LEASE), "FAREGATE_RETENTION_INTERVAL": "1",
-              "FAREGATE_LEASE_IDLE_SECONDS": "1"}
+              "FAREGATE_LEASE_IDLE_SECONDS": "1", "FAREGATE_NOTIFY_PRIVATE_ADDRESSES": "allow"}
     started = [GatewayProcess(str(tmp_path / name), workers=2, env=shared) for name in ("a", "b")]
     # at once, as a cluster restarts: one node applies the migrations, the other waits for its lock
     await asyncio.gather(*(asyncio.to_thread(node.start) for node in started))
@@ -111,6 +114,35 @@ def pid_of(holder: str) -> int:
 async def lease(job: str) -> LeaseState | None:
     row = await m.Option.get_or_none(key=KEY_PREFIX + job)
     return None if row is None else LeaseState.parse(row.value)
+
+
+class Webhook:
+    """A webhook endpoint on 127.0.0.1 counting the calls it gets."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> Webhook:
+        self.server = await asyncio.start_server(self.serve, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/hook"
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            await reader.readuntil(b"\r\n\r\n")
+            self.calls += 1
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+            await writer.drain()
+        writer.close()
 
 
 async def eventually(check: Any, what: str) -> Any:
@@ -185,15 +217,15 @@ async def test_a_cluster_of_two_nodes_of_two_workers(nodes: list[GatewayProcess]
     admin = AdminClient(nodes[0].base_url)
     payer = AdminClient(nodes[1].base_url)
     try:
-        async with FakeOpenAI(models=[MODEL]) as first, FakeOpenAI(models=[MODEL]) as second:
-            await run_the_cluster(nodes, admin, payer, first, second)
+        async with FakeOpenAI(models=[MODEL]) as first, FakeOpenAI(models=[MODEL]) as second, Webhook() as hook:
+            await run_the_cluster(nodes, admin, payer, first, second, hook)
     finally:
         await admin.close()
         await payer.close()
 
 
 async def run_the_cluster(nodes: list[GatewayProcess], admin: AdminClient, payer: AdminClient,
-                          first: FakeOpenAI, second: FakeOpenAI) -> None:
+                          first: FakeOpenAI, second: FakeOpenAI, hook: Webhook) -> None:
     await admin.setup_root()
     channel = await admin.add_channel(base_url=first.base_url, models=MODEL)
     await admin.set_option("ModelRatio", {MODEL: 1})
@@ -204,6 +236,8 @@ async def run_the_cluster(nodes: list[GatewayProcess], admin: AdminClient, payer
     user_id = next(u["id"] for u in users["items"] if u["username"] == "payer")
     await admin.ok("PUT", "/api/user/", json={"id": user_id, "quota": WALLET})
     await payer.setup_root("payer", "payer-pass-1234")
+    await payer.ok("PUT", "/api/user/setting", json={"notify_type": "webhook", "quota_warning_threshold": WARN_BELOW,
+                                                     "webhook_url": hook.url, "webhook_secret": "cluster-hook"})
     key = await payer.add_token(remain_quota=KEY_QUOTA, name="traffic")
     limited = await payer.add_token(unlimited=True, name="limited", rpm_limit=RPM)
     tokens = {t["name"]: t for t in (await payer.ok("GET", "/api/token/?p=1&size=10"))["items"]}
@@ -229,7 +263,10 @@ async def run_the_cluster(nodes: list[GatewayProcess], admin: AdminClient, payer
     assert sorted(limited_answers) == [200] * RPM + [429] * (2 * RPM), limited_answers
 
     await reconciles(user_id, tokens["traffic"]["id"], tokens["limited"]["id"], len(answers), RPM)
+    # every worker charged the wallet below its threshold; one of them warned
+    await eventually(lambda: asyncio.sleep(0, hook.calls), "the payer was warned")
     await jobs_run_once_per_cluster_and_move(nodes, admin, first, second)
+    assert hook.calls == 1, "one quota warning for the cluster"
 
 
 async def reconciles(user_id: int, key_id: int, limited_id: int, served: int, limited_served: int) -> None:
