@@ -126,3 +126,35 @@ async def test_a_channel_tests_log_row_carries_the_ratios(gateway: GatewayServer
     assert "model_price" not in ratio_row  # priced by tokens: the view reads no price
     assert (price_row["model_price"], price_row["group_ratio"]) == (0.02, 1.5)
     assert rows["gpt-4o"].quota == rows["gpt-4o-mini"].quota == 0
+
+
+async def test_balances_refresh_by_themselves_once_per_cluster(make_gateway: object) -> None:
+    """new-api's CHANNEL_UPDATE_FREQUENCY: every channel's balance is asked every so many minutes,
+    by the worker holding the job's lease (faregate.db.cluster_jobs); off by default."""
+    from faregate.db.cluster_jobs import KEY_PREFIX, LeaseState
+
+    gw: GatewayServer = await make_gateway(  # type: ignore[operator]
+        settings={"channel_update_frequency": 1, "job_lease_seconds": 0.3})
+    admin = AdminClient(gw.base_url)
+    try:
+        await admin.setup_root()
+        async with FakeOpenAI(key=KEY) as fake:
+            cid = await admin.add_channel(base_url=fake.base_url, models="gpt-4o-mini", key=KEY)
+            # the first round ran at the start, before the channel: a fresh cluster's runs at once
+            await m.Option.filter(key=KEY_PREFIX + "channel_balances").delete()
+            async with asyncio.timeout(60):
+                while (await m.Channel.get(id=cid)).balance_updated_time == 0:
+                    await asyncio.sleep(0.05)
+            assert (await m.Channel.get(id=cid)).balance == 99.5
+            lease = LeaseState.parse((await m.Option.get(key=KEY_PREFIX + "channel_balances")).value)
+            assert lease.holder == gw.gateway.cluster_jobs.holder and lease.last_run > 0
+    finally:
+        await admin.close()
+
+
+async def test_balances_are_not_refreshed_by_default(gateway: GatewayServer, admin: AdminClient) -> None:
+    from faregate.db.cluster_jobs import KEY_PREFIX
+
+    assert gateway.gateway.settings.channel_update_frequency == 0
+    assert gateway.gateway.cluster_jobs.jobs["channel_balances"].period() is None
+    assert not await m.Option.filter(key=KEY_PREFIX + "channel_balances").exists()

@@ -120,15 +120,21 @@ async def test_retention_runs_once_per_round_and_deletes_old_and_excess(gateway:
                                                                         admin: AdminClient) -> None:
     import asyncio
 
-    from faregate.log_retention import apply_retention, claim_round
+    from faregate.db.cluster_jobs import JobLease
+    from faregate.log_retention import apply_retention
 
     now = int(time.time())
     for i in range(10):
         await m.Log.create(user_id=1, type=m.LOG_CONSUME, created_at=now - (100 - i) * 86400 if i < 4 else now)
-    claims = await asyncio.gather(*(claim_round(600, now=now) for _ in range(8)))
+    workers = [JobLease("log_retention", f"worker-{i}", 30) for i in range(8)]
+    claims = await asyncio.gather(*(w.claim_run(600, now=now) for w in workers))
     assert sum(claims) == 1, "one worker wins the round"
-    assert await claim_round(600, now=now + 10) is False
-    assert await claim_round(600, now=now + 601) is True
+    holder = workers[claims.index(True)]
+    other = workers[(claims.index(True) + 1) % len(workers)]
+    assert await holder.finish(now=now)
+    assert await holder.claim_run(600, now=now + 10) is False, "the round ran this period"
+    assert await other.claim_run(600, now=now + 20) is False, "the holder's lease is still good"
+    assert await other.claim_run(600, now=now + 601) is True, "the lease expired: another worker takes it over"
     assert await apply_retention(30, 0, now=now) == 4
     assert await apply_retention(0, 4, now=now) == 2
     assert [r.id for r in await m.Log.all().order_by("id")] == [7, 8, 9, 10]

@@ -167,10 +167,8 @@ def test_the_period_is_rounded_to_whole_minutes_as_new_api_does() -> None:
     assert channel_monitor.period_seconds(2.6) == 180
 
 
-async def test_every_worker_polls_from_its_start(make_gateway: object, fake_openai: FakeOpenAI,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(channel_monitor, "POLL_SECONDS", 0.05)
-    gw: GatewayServer = await make_gateway()  # type: ignore[operator]
+async def test_every_worker_polls_from_its_start(make_gateway: object, fake_openai: FakeOpenAI) -> None:
+    gw: GatewayServer = await make_gateway(settings={"job_lease_seconds": 0.3})  # type: ignore[operator]
     admin = AdminClient(gw.base_url)
     try:
         await admin.setup_root()

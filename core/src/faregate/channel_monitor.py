@@ -6,12 +6,10 @@ channel's ``auto_ban``, ``AutomaticDisableStatusCodes`` …), and so is one slow
 ``ChannelDisableThreshold`` seconds; an automatically disabled channel whose test passes is
 enabled again when ``AutomaticEnableChannelEnabled``.
 
-Once per cluster, not per worker: every worker of every node polls, but each round is claimed
-by a compare-and-set on a marker row in the shared database (the log retention's
-:func:`~faregate.log_retention.claim_round`): the first worker whose poll finds the period
-over takes the round, the others see it taken. Nothing is held between rounds, so a node that
-dies (even mid-round) holds nothing up: the next period's round goes to whichever live worker
-polls first."""
+Once per cluster, not per worker: every worker of every node polls, but only the holder of
+the job's lease in the shared database runs a round (:mod:`faregate.db.cluster_jobs`); when
+the holder dies, another worker takes the lease over once it expires (and runs again a round
+the dead holder left unfinished)."""
 
 from __future__ import annotations
 
@@ -21,8 +19,8 @@ import time
 from typing import TYPE_CHECKING
 
 from faregate.db import models as m
-from faregate.log_retention import claim_round
-from faregate.management.channel_probe import probe_channel
+from faregate.db.cluster_jobs import KEY_PREFIX, ClusterJob
+from faregate.management.channel_probe import probe_channel, refresh_balances
 from faregate.state import option_specs as specs
 from faregate.state.multi_keys import is_multi_key, read_info
 from faregate.state.option_specs import OptionSpec
@@ -33,10 +31,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("faregate")
 
-#: the marker row of the rounds (in the options table; not an option, never listed)
-CLAIM_KEY = "faregate:channel_monitor:last_run"
-#: how often each worker looks whether a round is due (a round starts at most this late)
-POLL_SECONDS = 30.0
+JOB_NAME = "channel_monitor"
+#: the job's lease row (in the options table; not an option, never listed)
+CLAIM_KEY = KEY_PREFIX + JOB_NAME
 #: channels tested at once in a round
 CONCURRENCY = 4
 
@@ -59,27 +56,35 @@ def period_seconds(minutes: float) -> float:
     return max(1, round(minutes)) * 60.0
 
 
-async def monitor_loop(gw: Gateway) -> None:
-    """Every worker's poll; :func:`tick` runs a round when it is due and this worker claims it."""
-    while True:
-        await asyncio.sleep(POLL_SECONDS)
-        try:
-            await tick(gw)
-        except Exception:
-            log.exception("channel monitor failed")
+def monitor_job(gw: Gateway) -> ClusterJob:
+    """The rounds as a cluster job: every period while the monitor is on."""
+
+    def period() -> float | None:
+        options = gw.snapshot.options
+        return period_seconds(options.value(MINUTES)) if options.value(ENABLED) else None
+
+    async def run() -> None:
+        log.info("channel monitor: testing every channel")
+        await run_round(gw)
+
+    return ClusterJob(JOB_NAME, period, run)
+
+
+def balance_job(gw: Gateway, minutes: int) -> ClusterJob:
+    """new-api's automatic balance refresh (``CHANNEL_UPDATE_FREQUENCY``): every channel's balance,
+    as ``GET /api/channel/update_balance`` asks it, every ``minutes`` (0: never)."""
+
+    async def run() -> None:
+        counts = await refresh_balances(gw)
+        log.info("channel balances refreshed: %s", ", ".join(f"{k} {v}" for k, v in counts.items()))
+
+    return ClusterJob("channel_balances", lambda: minutes * 60.0 if minutes > 0 else None, run)
 
 
 async def tick(gw: Gateway, now: float | None = None) -> bool:
-    """Run a round if the monitor is on, the period is over and this worker claims the round
-    (one per cluster); True when it ran one."""
-    options = gw.snapshot.options
-    if not options.value(ENABLED):
-        return False
-    if not await claim_round(period_seconds(options.value(MINUTES)), now, key=CLAIM_KEY):
-        return False
-    log.info("channel monitor: testing every channel")
-    await run_round(gw)
-    return True
+    """Run a round if the monitor is on, the period is over and this worker holds the job's
+    lease (one per cluster); True when it ran one."""
+    return await gw.cluster_jobs.tick(monitor_job(gw), now)
 
 
 async def run_round(gw: Gateway) -> None:

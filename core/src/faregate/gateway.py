@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from faregate.accounts.notify import Notifier, WebhookNotifier
 from faregate.billing.ledger import QuotaLedger, sweep_dead_workers
 from faregate.billing.quota_warnings import QuotaWarnings
-from faregate.channel_monitor import monitor_loop
+from faregate.channel_monitor import balance_job, monitor_job
 from faregate.contracts import (
     DbModels,
     InboundFormat,
@@ -26,13 +26,14 @@ from faregate.contracts import (
 )
 from faregate.db import models as m
 from faregate.db import storage
+from faregate.db.cluster_jobs import ClusterJobs
 from faregate.default_plugins.options import CORE_REGISTRY, GatewayOptions
 from faregate.exchange.big_bodies import BigBodyLane
 from faregate.exchange.breaker import Breakers
 from faregate.exchange.policies import EndpointDriver
 from faregate.hooks import GatewayHooks, resolve_settings
 from faregate.limits.limiter import Limiter
-from faregate.log_retention import retention_loop
+from faregate.log_retention import retention_job
 from faregate.net import AddressPolicy, allowed_categories
 from faregate.observe.report import Observer
 from faregate.observe.request_log import log_request
@@ -160,8 +161,9 @@ class Gateway:
         self.started_at = int(time.time())
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sweeper: asyncio.Task[Any] | None = None
-        self._retention: asyncio.Task[Any] | None = None
-        self._monitor: asyncio.Task[Any] | None = None
+        #: the jobs that run once per cluster (log retention, the channel monitor, the balance
+        #: refresh), each in the worker holding its lease (faregate.db.cluster_jobs)
+        self.cluster_jobs = ClusterJobs(self.ledger.worker_id, self.settings.job_lease_seconds)
 
     # ---- lifecycle ------------------------------------------------------------------
     async def start(self, app: Quart) -> None:
@@ -177,9 +179,10 @@ class Gateway:
         await self.ledger.start()
         await self.upstream.start()
         self._sweeper = asyncio.create_task(self._sweep_loop(), name="lease-sweeper")
-        self._retention = asyncio.create_task(
-            retention_loop(lambda: self.snapshot.options, self.settings.retention_interval), name="log-retention")
-        self._monitor = asyncio.create_task(monitor_loop(self), name="channel-monitor")
+        for job in (retention_job(lambda: self.snapshot.options, self.settings.retention_interval),
+                    monitor_job(self), balance_job(self, self.settings.channel_update_frequency)):
+            self.cluster_jobs.add(job)
+        self.cluster_jobs.start()
         await self.hooks.startup(app, self.services)
         # what exists now (modules, plugins, the snapshot) lives as long as the process: keep
         # it out of the cyclic collector's scans, which otherwise grow with every import
@@ -188,11 +191,11 @@ class Gateway:
 
     async def stop(self, app: Quart) -> None:
         await self.hooks.shutdown(app, self.services)
-        for task in (self._sweeper, self._retention, self._monitor):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        await self.cluster_jobs.stop()
         self.quota_warnings.close()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=10)

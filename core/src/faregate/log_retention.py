@@ -1,7 +1,7 @@
 """Log retention: rows older than ``LogRetentionDays`` and beyond the newest
 ``LogRetentionMaxRows`` are deleted in short batches. Every worker of every node runs the
-loop, but each round is claimed by one compare-and-set on a marker row in the shared
-database, so the job runs once per deployment per interval, whatever the worker count."""
+loop, but only the holder of the job's lease runs a round (:mod:`faregate.db.cluster_jobs`),
+so the job runs once per deployment per interval, whatever the worker count."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tortoise.exceptions import IntegrityError
-
 from faregate.db import models as m
+from faregate.db.cluster_jobs import ClusterJob
 from faregate.state import option_specs as specs
 from faregate.state.option_specs import OptionSpec
 
@@ -22,8 +21,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("faregate")
 
-#: the marker row (in the options table; not an option, never listed): the last run's time
-CLAIM_KEY = "faregate:log_retention:last_run"
 DELETE_BATCH = 1000
 
 LOG_RETENTION_OPTIONS: tuple[OptionSpec, ...] = (
@@ -32,26 +29,6 @@ LOG_RETENTION_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("LogRetentionMaxRows", "0", "Keep at most this many log rows, the newest (0: no limit).",
                specs.integer(0, 10**12)),
 )
-
-
-async def claim_round(interval: float, now: float | None = None, key: str = CLAIM_KEY) -> bool:
-    """True for exactly one caller per ``interval`` across the deployment (of the job whose
-    marker row is ``key``)."""
-    now = time.time() if now is None else now
-    row = await m.Option.get_or_none(key=key)
-    if row is None:
-        try:
-            await m.Option.create(key=key, value=str(int(now)))
-            return True
-        except IntegrityError:  # another worker made it first
-            return False
-    try:
-        last = int(row.value)
-    except ValueError:
-        last = 0
-    if now - last < interval:
-        return False
-    return bool(await m.Option.filter(key=key, value=row.value).update(value=str(int(now))))
 
 
 async def _delete_where_id_at_most(threshold: int) -> int:
@@ -81,16 +58,17 @@ async def apply_retention(days: int, max_rows: int, now: float | None = None) ->
     return deleted
 
 
-async def retention_loop(options: Callable[[], Options], interval: float) -> None:
-    interval = max(interval, 1.0)  # 0 would spin
-    while True:
-        await asyncio.sleep(interval)
-        try:
-            opts = options()
-            days, max_rows = opts.value("LogRetentionDays"), opts.value("LogRetentionMaxRows")
-            if (days or max_rows) and await claim_round(interval):
-                deleted = await apply_retention(days, max_rows)
-                if deleted:
-                    log.info("log retention deleted %d rows", deleted)
-        except Exception:
-            log.exception("log retention failed")
+def retention_job(options: Callable[[], Options], interval: float) -> ClusterJob:
+    """The retention round as a cluster job: every ``interval`` seconds while either option is set."""
+
+    def period() -> float | None:
+        opts = options()
+        return max(interval, 1.0) if opts.value("LogRetentionDays") or opts.value("LogRetentionMaxRows") else None
+
+    async def run() -> None:
+        opts = options()
+        deleted = await apply_retention(opts.value("LogRetentionDays"), opts.value("LogRetentionMaxRows"))
+        if deleted:
+            log.info("log retention deleted %d rows", deleted)
+
+    return ClusterJob("log_retention", period, run)

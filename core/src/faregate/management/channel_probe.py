@@ -402,7 +402,12 @@ async def update_all_balances(me: Principal) -> Response:
     ``{total, updated, failed, unsupported, disabled}``. As new-api, a channel whose
     balance is used up (≤ 0) is disabled when automatic disabling is on and the channel
     allows it (``auto_ban``)."""
-    gw = gateway()
+    return ok(await refresh_balances(gateway()))
+
+
+async def refresh_balances(gw: ManagementHost) -> dict[str, int]:
+    """Ask every enabled single-key channel for its balance (``GET /api/channel/update_balance``,
+    and the automatic refresh every ``channel_update_frequency`` minutes)."""
     rows = [r for r in await m.Channel.filter(status=m.CHANNEL_ENABLED) if not is_multi_key(read_info(r.channel_info))]
     counts = {"total": len(rows), "updated": 0, "failed": 0, "unsupported": 0, "disabled": 0}
     limit = asyncio.Semaphore(BALANCE_CONCURRENCY)
@@ -420,4 +425,4 @@ async def update_all_balances(me: Principal) -> Response:
             counts["disabled"] += 1
 
     await asyncio.gather(*(one(r) for r in rows))
-    return ok(counts)
+    return counts

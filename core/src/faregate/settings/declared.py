@@ -180,6 +180,13 @@ CORE_SETTINGS = (
     Setting("migrate", True, "Apply schema migrations at start (on a master node).", Flag),
     Setting("retention_interval", 600.0,
             "Seconds between log retention rounds (each round runs once per deployment).", NonNegative),
+    Setting("job_lease_seconds", 30.0,
+            "Seconds a worker holds the lease of a background job that runs once per cluster (log retention, "
+            "the channel monitor, the balance refresh) without renewing it; it renews every third of this, and "
+            "another worker takes a job over this long after its holder died.", NonNegative),
+    Setting("channel_update_frequency", 0,
+            "Minutes between automatic refreshes of every channel's balance (once per cluster; 0: never, the "
+            "balances are then refreshed from the console only).", Count, aliases=("CHANNEL_UPDATE_FREQUENCY",)),
     Setting("secure_cookies", False,
             "Mark the session cookie Secure (browsers then send it over https only): set it when users "
             "reach the gateway over https, directly or through a TLS-terminating proxy.", Flag),

@@ -231,10 +231,12 @@ class Snapshot(Generic[OptionsT]):
         self.loaded_at = time.time()
 
     async def load_token(self, token_id: int) -> None:
+        # the row first: while it is read, requests with the key still find the old entry
+        # (taking it out before the read refused them with 401 for the read's duration)
+        row = await m.Token.get_or_none(id=token_id)
         old = self.tokens_by_id.pop(token_id, None)
         if old is not None:
             self.tokens_by_hash.pop(old.key_hash, None)
-        row = await m.Token.get_or_none(id=token_id)
         if row is not None:
             entry = token_entry(row)
             self.tokens_by_hash[entry.key_hash] = entry
