@@ -120,7 +120,12 @@ async def test_changed_key_replaces_only_its_entry(storage: None) -> None:
     user = await m.User.create(username="u", group="default")
     tokens = [await m.Token.create(user_id=user.id, key_hash=f"hash-{i}", key_enc="", key_mask="sk-…",
                                   name=f"t{i}") for i in range(5)]
+    await m.Token.filter(id=tokens[1].id).update(allow_ips="10.0.0.0/8", model_limits_enabled=True,
+                                                 model_limits="a,b", unlimited_quota=True, group="vip")
     snap = await loaded()
+    # a whole load reads plain columns, a change a model instance: the same entry either way
+    await snap.load_token(tokens[1].id)
+    assert snap.tokens_by_id[tokens[1].id] == (await loaded()).tokens_by_id[tokens[1].id]
     by_hash, entries = snap.tokens_by_hash, dict(snap.tokens_by_hash)
     await m.Token.filter(id=tokens[2].id).update(key_hash="hash-new", name="renamed")
     await snap.load_token(tokens[2].id)

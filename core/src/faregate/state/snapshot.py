@@ -11,7 +11,8 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from types import SimpleNamespace
+from typing import Any, Generic, Protocol, TypeVar
 
 from faregate import jsonutil
 from faregate.db import models as m
@@ -124,7 +125,46 @@ def key_lines(text: str | None) -> list[str]:
     return split_list(text, "\n")
 
 
-def token_entry(row: m.Token) -> TokenEntry:
+class TokenRow(Protocol):
+    """What :func:`token_entry` reads of a ``tokens`` row: a model instance, or the plain
+    columns (:data:`TOKEN_COLUMNS`) of a whole-table load, 3x cheaper than instances."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def user_id(self) -> int: ...
+    @property
+    def key_hash(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def status(self) -> int: ...
+    @property
+    def expired_time(self) -> int: ...
+    @property
+    def unlimited_quota(self) -> bool: ...
+    @property
+    def model_limits_enabled(self) -> bool: ...
+    @property
+    def model_limits(self) -> str: ...
+    @property
+    def allow_ips(self) -> str: ...
+    @property
+    def group(self) -> str: ...
+    @property
+    def rpm_limit(self) -> int: ...
+    @property
+    def tpm_limit(self) -> int: ...
+    @property
+    def max_parallel_requests(self) -> int: ...
+
+
+TOKEN_COLUMNS = ("id", "user_id", "key_hash", "name", "status", "expired_time", "unlimited_quota",
+                 "model_limits_enabled", "model_limits", "allow_ips", "group", "rpm_limit", "tpm_limit",
+                 "max_parallel_requests")
+
+
+def token_entry(row: TokenRow) -> TokenEntry:
     limits = frozenset(split_list(row.model_limits)) if row.model_limits_enabled else None
     ips: list[ipaddress.IPv4Network | ipaddress.IPv6Network] | None = None
     if row.allow_ips.strip():
@@ -219,8 +259,9 @@ class Snapshot(Generic[OptionsT]):
     # -- loading --------------------------------------------------------------------
     async def load_all(self) -> None:
         tokens = {}
-        for row in await m.Token.all():
-            entry = token_entry(row)
+        # 100,000 keys: plain columns, not model instances (most of a start's time otherwise)
+        for values in await m.Token.all().values(*TOKEN_COLUMNS):
+            entry = token_entry(SimpleNamespace(**values))
             tokens[entry.key_hash] = entry
         self.tokens_by_hash = tokens
         self.tokens_by_id = {t.id: t for t in tokens.values()}
