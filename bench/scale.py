@@ -3,13 +3,15 @@
 ``snapshot``  a gateway holding 10,000 channels (one per key line, as new-api's batch mode
               makes them), 100,000 API keys and 10,000 users against a gateway with one
               channel and one key: start-up time, memory (RSS), relay CPU per request under
-              wrk, and the time to apply one channel's or key's change (in this process, on
-              the same database, against a whole reload), plus one channel edit through the API.
+              wrk (both gateways measured in turns, ``--rounds`` times), and the time to apply one
+              channel's or key's change (in this process, on the same database, against a whole
+              reload), plus one channel edit through the API.
 ``streams``   1,000 concurrent slow streams through one worker: how many complete, and the
               worker's peak RSS (against a budget, 300 MB by default).
 ``workers``   requests/s of two workers against one (wrk, concurrency 50).
 
     .venv/bin/python bench/scale.py snapshot [--channels 10000 --keys 100000 --users 10000] [--duration 10]
+                                             [--rounds 3]
     .venv/bin/python bench/scale.py streams [--streams 1000 --hold 20 --budget-mb 300]
     .venv/bin/python bench/scale.py workers [--duration 10]
 
