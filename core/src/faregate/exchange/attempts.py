@@ -27,7 +27,7 @@ from faregate.exchange.health import (
     trip,
     upstream_error,
 )
-from faregate.exchange.routing import map_model, select_channel
+from faregate.exchange.routing import MEMO_MIN_CHANNELS, ListMemo, map_model, select_channel
 from faregate.exchange.system_prompt import LOG_OTHER, note_log
 from faregate.overrides.headers import apply_headers
 from faregate.overrides.params import OverrideRefused, invalid
@@ -236,6 +236,19 @@ async def _send(ex: Exchange, op: Operation, channel: ChannelEntry, provider: Pr
     return outcome
 
 
+def channels_by_type(levels: list[list[ChannelEntry]]) -> dict[int, list[int]]:
+    by_type: dict[int, list[int]] = {}
+    for level in levels:
+        for channel in level:
+            by_type.setdefault(channel.type, []).append(channel.id)
+    return by_type
+
+
+#: a big model's channel ids by type, per routing levels list: the endpoint check per request
+#: is then one per type, not one per channel (10,000 channels from new-api's batch mode)
+_by_type = ListMemo[dict[int, list[int]]]()
+
+
 def unable_channels(ex: Exchange, op: Operation) -> set[int]:
     """The channels of this request's model whose type has no provider loaded or whose
     provider does not serve the endpoint: never chosen, so no attempt is spent on them.
@@ -245,16 +258,20 @@ def unable_channels(ex: Exchange, op: Operation) -> set[int]:
     assert principal is not None
     if principal.pinned_channel is not None:
         return set()
+    levels = gw.snapshot.levels(principal.group, ex.model)
+    if sum(len(level) for level in levels) >= MEMO_MIN_CHANNELS:
+        by_type = _by_type.get(levels, None, lambda: channels_by_type(levels))
+    else:
+        by_type = channels_by_type(levels)
     unable: set[int] = set()
     kinds: set[tuple[int, Provider | None]] = set()
     total = 0
-    for level in gw.snapshot.levels(principal.group, ex.model):
-        for channel in level:
-            total += 1
-            provider = gw.providers.get(channel.type)
-            if provider is None or not op.serves(provider, channel.type):
-                unable.add(channel.id)
-                kinds.add((channel.type, provider))
+    for channel_type, ids in by_type.items():
+        total += len(ids)
+        provider = gw.providers.get(channel_type)
+        if provider is None or not op.serves(provider, channel_type):
+            unable.update(ids)
+            kinds.add((channel_type, provider))
     if total and len(unable) == total:
         channel_type, provider = min(kinds, key=lambda k: k[0])
         raise cannot_serve(ex, op, channel_type, provider)

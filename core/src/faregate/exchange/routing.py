@@ -5,8 +5,8 @@ channel that already failed for this request."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from faregate.errors import GatewayError
 from faregate.state.snapshot import ChannelEntry
@@ -31,29 +31,72 @@ def map_model(mapping: dict[str, str], model: str) -> str:
     return current
 
 
+T = TypeVar("T")
+
+#: below this many channels a level's weights are summed per request (cheaper than a lookup)
+MEMO_MIN_CHANNELS = 32
+
+
+class ListMemo(Generic[T]):
+    """Values derived from a channel list, found once per list and kept by the list's identity.
+    Sound for the routing index's levels: it replaces a level's list whenever a channel in it
+    changes and never edits one (:mod:`faregate.state.routing`); a kept entry holds its list,
+    so no other list can take its id meanwhile. Bounded: emptied when full."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._values: dict[tuple[int, Hashable], tuple[object, T]] = {}
+
+    def get(self, of: object, key: Hashable, make: Callable[[], T]) -> T:
+        entry = self._values.get((id(of), key))
+        if entry is not None and entry[0] is of:
+            return entry[1]
+        value = make()
+        if len(self._values) >= self.size:
+            self._values.clear()
+        self._values[(id(of), key)] = (of, value)
+        return value
+
+
 class Chooser(Protocol):
     """What :func:`weighted_pick` draws with: a ``random.Random`` or the ``random`` module."""
 
     def choice(self, seq: Sequence[ChannelEntry], /) -> ChannelEntry: ...
 
     def choices(self, population: Sequence[ChannelEntry], /, weights: Sequence[float] | None = None, *,
-                k: int = 1) -> list[ChannelEntry]: ...
+                cum_weights: Sequence[float] | None = None, k: int = 1) -> list[ChannelEntry]: ...
 
 
-def weighted_pick(channels: Sequence[ChannelEntry], rng: Chooser | None = None) -> ChannelEntry:
-    """new-api's weights: all zero → equal; a small average weight is scaled up so
-    weight 0 channels keep a small chance."""
-    rng = rng or random
-    if len(channels) == 1:
-        return channels[0]
+def cumulative_weights(channels: Sequence[ChannelEntry]) -> list[int] | None:
+    """new-api's weights, running total: all zero → None (equal chances); a small average
+    weight is scaled up so weight 0 channels keep a small chance."""
     weights = [max(0, c.weight) for c in channels]
     total = sum(weights)
     if total == 0:
-        return rng.choice(list(channels))
-    if total / len(weights) < 10:
-        weights = [w * 100 for w in weights]
-    weights = [w + 10 for w in weights]  # weight 0 still gets picked now and then
-    return rng.choices(list(channels), weights=weights, k=1)[0]
+        return None
+    scale = 100 if total / len(weights) < 10 else 1
+    running, cumulative = 0, []
+    for w in weights:
+        running += w * scale + 10  # weight 0 still gets picked now and then
+        cumulative.append(running)
+    return cumulative
+
+
+#: a big level's running weights: a pick is then a bisection, not a pass over 10,000 channels
+_cumulative = ListMemo[list[int] | None]()
+
+
+def weighted_pick(channels: Sequence[ChannelEntry], rng: Chooser | None = None) -> ChannelEntry:
+    rng = rng or random
+    if len(channels) == 1:
+        return channels[0]
+    if len(channels) >= MEMO_MIN_CHANNELS:
+        cumulative = _cumulative.get(channels, None, lambda: cumulative_weights(channels))
+    else:
+        cumulative = cumulative_weights(channels)
+    if cumulative is None:
+        return rng.choice(channels)
+    return rng.choices(channels, cum_weights=cumulative, k=1)[0]
 
 
 class DefaultSelector:
@@ -75,7 +118,10 @@ def select_channel(levels: list[list[ChannelEntry]], attempt: int, excluded: set
     if not levels:
         return None
     for index in level_order(len(levels), attempt):
-        candidates = [c for c in levels[index] if c.id not in excluded]
+        level = levels[index]
+        # the level itself when nothing is excluded or filtered (a filter may edit what it is
+        # given): what weighted_pick's memo knows
+        candidates = [c for c in level if c.id not in excluded] if excluded or filters else level
         for flt in filters:
             candidates = flt.filter(candidates, ctx)
         if not candidates:

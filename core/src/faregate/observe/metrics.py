@@ -123,7 +123,7 @@ class Metrics:
                           ("version", "node_type"), multiprocess_mode="max", registry=r)
         self.info.labels(faregate.__version__, str(gateway.settings.node_type)).set(1)
         self._series: dict[tuple[str, str, int, int], _Series] = {}
-        self._routes_seen: object = None
+        self._routes_seen = -1
         self._known_models: frozenset[str] = frozenset()
 
     def _live(self, name: str, documentation: str) -> Gauge:
@@ -162,8 +162,8 @@ class Metrics:
         if channel_id:
             return model  # routed to a channel: a model some channel serves
         snapshot = self.gateway.snapshot
-        if snapshot.routes is not self._routes_seen:  # replaced whenever channels or abilities change
-            self._routes_seen = snapshot.routes
+        if snapshot.routes_changes != self._routes_seen:  # bumped whenever channels or abilities change
+            self._routes_seen = snapshot.routes_changes
             known = {name for by_model in snapshot.routes.values() for name in by_model}
             known.update(name for channel in snapshot.channels.values() for name in channel.models)
             self._known_models = frozenset(known)

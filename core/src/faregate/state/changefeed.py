@@ -26,7 +26,7 @@ from tortoise.functions import Max
 from faregate.db import models as m
 from faregate.db.dsn import sqlite_file
 from faregate.security.files import private_dir
-from faregate.state.snapshot import Snapshot, channel_entry
+from faregate.state.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -175,7 +175,7 @@ class ChangeFeed:
         if any(kind == "all" for kind, _ in changes):
             await snap.load_all()
             return
-        channels_changed = False
+        channels: list[int] = []
         for kind, ref in changes:
             if kind == "token":
                 await snap.load_token(ref)
@@ -184,19 +184,14 @@ class ChangeFeed:
             elif kind == "option":
                 await snap.load_options()
             elif kind == "channel":
-                row = await m.Channel.get_or_none(id=ref)
-                if row is None:
-                    snap.channels.pop(ref, None)
-                else:
-                    snap.channels[ref] = channel_entry(row, snap.box)
-                channels_changed = True
+                channels.append(ref)
             elif kind in self.signals:
                 try:
                     await self.signals[kind](ref)
                 except Exception:  # the rows' changes above still apply
                     log.exception("change feed signal %s failed", kind)
-        if channels_changed:
-            await snap.rebuild_routes()
+        if channels:  # together: a route many of them share is recomputed once
+            await snap.load_channels(channels)
 
     async def _max_id(self) -> int:
         row = await m.ChangeEvent.annotate(top=Max("id")).first().values("top")
