@@ -103,6 +103,12 @@ class UpstreamResponse:
     async def aclose(self) -> None:
         self._resp.release()
 
+    def release(self) -> bool:
+        """Close at once, when that needs no await (an HTTP response: its connection goes
+        back to the pool); False when :meth:`aclose` must be awaited instead."""
+        self._resp.release()
+        return True
+
 
 class UpstreamWebSocket:
     """A connected upstream WebSocket: whole messages in and out, transport failures as
@@ -182,6 +188,9 @@ class WebSocketHandshake(UpstreamResponse):
     async def aclose(self) -> None:
         if self.websocket is not None:
             await self.websocket.close()
+
+    def release(self) -> bool:
+        return self.websocket is None  # a socket's close handshake is awaited
 
 
 class UpstreamClient:

@@ -202,7 +202,8 @@ def end_stream(ex: Exchange, resp: UpstreamResponse, reader: StreamReader, first
         return
     ex.settle(reader.usage, end_reason=end_reason, output_chars=reader.output_chars, first_token_ms=first_token_ms,
               other_ratios=reader.other_ratios)
-    gw.spawn(resp.aclose())
+    if not resp.release():  # an HTTP stream's connection goes back at once: no task for it
+        gw.spawn(resp.aclose())
 
 
 async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream,
