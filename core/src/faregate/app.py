@@ -97,8 +97,8 @@ class _LazyCookieSessions(SecureCookieSessionInterface):
     session cookie, so give them an empty session without one."""
 
     async def open_session(self, app: Quart, request: BaseRequestWebsocket) -> SecureCookieSession | None:
-        if self.get_cookie_name(app) not in request.cookies:
-            return self.session_class()
+        if "cookie" not in request.headers or self.get_cookie_name(app) not in request.cookies:
+            return self.session_class()  # a relay request's: no cookie parsed, nothing signed
         return await super().open_session(app, request)
 
     async def save_session(self, app: Quart, session: SessionMixin, response: Response | WerkzeugResponse | None
