@@ -27,7 +27,7 @@ def log_request(report: ExchangeReport) -> None:
                             f"request {report.request_id} {report.route} user={report.user_id} key={key_name!r} "
                             f"model={model!r} channel={report.channel_id} status={report.status} "
                             f"attempts={report.attempts} end={report.end_reason} ms={ms} overhead_ms={overhead_ms}",
-                            None, None, "(unknown function)")
+                            (), None, "(unknown function)")
     record.__dict__.update(
         event="request", redacted=True, request_id=report.request_id, route=report.route, user_id=report.user_id,
         key_name=key_name, model=model, channel_id=report.channel_id, status=report.status,
