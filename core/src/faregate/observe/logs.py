@@ -159,6 +159,13 @@ class _ScrubbedTracebacks:
     secrets: tuple[str, ...] = ()
     #: the second last formatted (``int(record.created)``) and its text
     _second: tuple[int, str] = (-1, "")
+    #: whether the format has a time (logging searches the format string for it per line)
+    _uses_time: bool | None = None
+
+    def usesTime(self) -> bool:  # noqa: N802 - logging's name
+        if self._uses_time is None:
+            self._uses_time = bool(super().usesTime())  # type: ignore[misc]
+        return self._uses_time
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802 - logging's name
         if datefmt:
