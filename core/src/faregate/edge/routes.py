@@ -126,7 +126,8 @@ def _http_view(gateway: ExchangeHost, route: Route, fmt: InboundFormat | None, d
                                  query=request.args, headers=request.headers,  # type: ignore[arg-type]
                                  client_ip=request.remote_addr or "", read_body=read_body,
                                  cookies=request.cookies if "cookie" in request.headers else NO_COOKIES,
-                                 session=session if login else None)
+                                 session=session if login else None,
+                                 body_arrived=request.body._complete.is_set)  # Quart's, set at the body's end
         ex = Exchange(gateway, inbound, fmt or model_list_format(gateway, inbound))
         # refused before its body was read (a bad key, an oversized body)? edge/keep_alive
         # keeps the connection usable or says it closes
