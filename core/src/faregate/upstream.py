@@ -100,6 +100,24 @@ class UpstreamResponse:
                 raise _wrap(failure)
         return chunk
 
+    def chunk_now(self) -> bytes | None:
+        """The body's bytes that have arrived, without waiting: ``b""`` at its end, None when
+        nothing is there yet (then :meth:`read_chunk` waits, under a timeout of the caller's)."""
+        content = self._resp.content
+        try:
+            chunk = content.read_nowait()
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise _wrap(exc) from exc
+        if chunk:
+            return chunk
+        if not content.at_eof():
+            return None
+        if not self._resp.closed:
+            failure = content.exception()
+            if failure is not None:
+                raise _wrap(failure)
+        return b""
+
     async def aclose(self) -> None:
         self._resp.release()
 
@@ -183,6 +201,9 @@ class WebSocketHandshake(UpstreamResponse):
         return b""
 
     async def read_chunk(self) -> bytes:
+        return b""
+
+    def chunk_now(self) -> bytes | None:
         return b""
 
     async def aclose(self) -> None:

@@ -219,8 +219,11 @@ async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream
         if opened.head:
             yield opened.head
         while not reader.done:
-            async with asyncio.timeout(idle):
-                chunk = await resp.read_chunk()
+            # what has arrived while the client was sent the last chunk needs no idle timer
+            chunk = resp.chunk_now()
+            if chunk is None:
+                async with asyncio.timeout(idle):
+                    chunk = await resp.read_chunk()
             if not chunk:
                 break
             out = reader.feed(chunk, encoder)
