@@ -1,13 +1,15 @@
 """Faregate relay benchmark: one command, everything on loopback.
 
-Starts the fake OpenAI upstream, a bare Quart-on-Hypercorn endpoint (the ceiling) and
-the gateway (``faregate serve``, SQLite in a fresh temp dir, one worker) as
-subprocesses, sets up root + a channel + an API key through the management API, then
+Starts the fake OpenAI upstream, two ceilings (a bare Quart-on-Hypercorn endpoint and
+bench/minimal_relay.py, the least a relay on the same stack does) and the gateway
+(``faregate serve``, SQLite in a fresh temp dir, one worker) as subprocesses, sets up
+root + a channel + an API key through the management API, then
 loads each with ``wrk`` (bench/chat.lua, bench/chat_stream.lua) at concurrency 50
 and 1, and prints requests/s, p50 and p99 per scenario plus the latency the gateway
 adds over the upstream (gateway p50 - upstream p50 at concurrency 1).
 
     .venv/bin/python bench/run.py [--duration 10] [--quick] [--profile DIR] [--json FILE]
+                                  [--servers gateway,minimal-relay] [--concurrency 50,1]
 
 Needs wrk (``apt-get install -y wrk``); ``--profile`` needs py-spy
 (``uv pip install py-spy``). See docs/benchmarks.md.
@@ -40,11 +42,13 @@ PATH = "/v1/chat/completions"
 MODEL = "gpt-4o-mini"
 PAUSE = 1.0  # seconds between runs: lets the gateway flush its billing/log batch
 BARS = {"rps_c50": 1000.0, "added_p50_ms": 1.0}  # from the project issue
+SERVERS = ("upstream", "bare-quart", "minimal-relay", "gateway")
+MINIMAL_RELAY_KEY = "sk-bench-minimal-relay"  # the one key bench/minimal_relay.py accepts
 
 
 @dataclass
 class Scenario:
-    name: str  # "gateway", "upstream", "bare-quart"
+    name: str  # one of SERVERS
     stream: bool
     concurrency: int
     result: dict = field(default_factory=dict)
@@ -161,17 +165,17 @@ async def setup_gateway(base_url: str, upstream_url: str) -> str:
         await admin.close()
 
 
-def smoke_test(base_url: str, key: str) -> None:
+def smoke_test(base_url: str, key: str, what: str = "gateway") -> None:
     """One request of each kind through the gateway, so a broken setup fails loudly
     here instead of as a table full of non-2xx responses."""
     headers = {"Authorization": f"Bearer {key}"}
     body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
     resp = httpx.post(base_url + PATH, json=body, headers=headers, timeout=10)
     if resp.status_code != 200 or "choices" not in resp.json():
-        raise RuntimeError(f"gateway smoke test failed: {resp.status_code} {resp.text[:500]}")
+        raise RuntimeError(f"{what} smoke test failed: {resp.status_code} {resp.text[:500]}")
     resp = httpx.post(base_url + PATH, json={**body, "stream": True}, headers=headers, timeout=10)
     if resp.status_code != 200 or "[DONE]" not in resp.text:
-        raise RuntimeError(f"gateway stream smoke test failed: {resp.status_code} {resp.text[:500]}")
+        raise RuntimeError(f"{what} stream smoke test failed: {resp.status_code} {resp.text[:500]}")
 
 
 def system_busy_ticks() -> int:
@@ -264,6 +268,11 @@ def profile_top(collapsed: Path, n: int = 20) -> str:
     return "\n".join(lines)
 
 
+def cpu_per_request(s: Scenario) -> float:
+    """Server CPU seconds per request served."""
+    return s.cpu["server"] / s.rps
+
+
 def fmt_ms(us: float) -> str:
     return f"{us / 1000:.2f} ms"
 
@@ -276,7 +285,7 @@ def report(scenarios: list[Scenario], duration: float) -> str:
         # steal cores, unlike requests/s; 1 / it is the rate a whole core would give
         rows.append(f"| {s.label} | {s.concurrency} | {s.rps:,.0f} | {fmt_ms(s.result['p50_us'])} | "
                     f"{fmt_ms(s.result['p99_us'])} | {s.errors} | {s.cpu['server']:.2f} | "
-                    f"{1000 * s.cpu['server'] / s.rps:.3f} ms | {s.cpu['other']:.2f} |")
+                    f"{1000 * cpu_per_request(s):.3f} ms | {s.cpu['other']:.2f} |")
     by = {(s.name, s.stream, s.concurrency): s for s in scenarios}
     lines = ["\n".join(rows), ""]
     added = {}
@@ -287,6 +296,12 @@ def report(scenarios: list[Scenario], duration: float) -> str:
             lines.append(f"added latency, {'streaming' if stream else 'regular'}, concurrency 1: "
                          f"{added[stream]:+.2f} ms p50 (gateway {fmt_ms(gw.result['p50_us'])} - "
                          f"upstream {fmt_ms(up.result['p50_us'])})")
+    for ceiling in ("minimal-relay", "bare-quart"):
+        for (name, stream, c), gw in by.items():
+            top = by.get((ceiling, stream, c))
+            if name == "gateway" and top is not None:
+                lines.append(f"gateway / {ceiling}, CPU/request, {'streaming' if stream else 'regular'}, "
+                             f"concurrency {c}: {cpu_per_request(gw) / cpu_per_request(top):.2f}x")
     lines.append("")
     gw50 = by.get(("gateway", False, 50))
     if gw50:
@@ -310,6 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", metavar="DIR", help="afterwards, py-spy the gateway worker under "
                         "concurrency-50 load (regular and streaming); collapsed stacks go to DIR")
     parser.add_argument("--json", metavar="FILE", help="also write the raw wrk figures as JSON")
+    parser.add_argument("--servers", default=",".join(SERVERS[1:]) + ",upstream",
+                        help="which servers to load, comma-separated (the upstream always runs); "
+                             "default: all")
+    parser.add_argument("--concurrency", default="50,1", help="wrk connections per run, comma-separated")
     args = parser.parse_args(argv)
     if args.quick:
         args.duration, args.warmup = 3.0, 1.0
@@ -320,9 +339,14 @@ def main(argv: list[str] | None = None) -> int:
         print("py-spy not found: uv pip install py-spy", file=sys.stderr)
         return 2
 
-    scenarios = [Scenario(name, stream, c) for name in ("upstream", "bare-quart", "gateway")
-                 for stream in (False, True) for c in (50, 1) if not (name == "bare-quart" and stream)]
-    runs = len(scenarios) * (args.duration + PAUSE) + 3 * (args.warmup + PAUSE)
+    wanted = {name.strip() for name in args.servers.split(",")}
+    if wanted - set(SERVERS):
+        parser.error(f"--servers: unknown {', '.join(sorted(wanted - set(SERVERS)))}")
+    levels = [int(c) for c in args.concurrency.split(",")]
+    scenarios = [Scenario(name, stream, c) for name in SERVERS if name in wanted
+                 for stream in (False, True) for c in levels if not (name == "bare-quart" and stream)]
+    loaded = {s.name for s in scenarios}
+    runs = len(scenarios) * (args.duration + PAUSE) + len(loaded) * (args.warmup + PAUSE)
     if args.profile:
         runs += 2 * (args.duration + PAUSE)
     print(f"# Faregate benchmark: {os.cpu_count()} CPUs, loadavg {os.getloadavg()[0]:.2f} before start, "
@@ -332,27 +356,38 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(tmp)
         servers = Servers(workdir, budget=runs + 120)
         try:
-            ports = {name: free_port() for name in ("upstream", "bare-quart", "gateway")}
+            ports = {name: free_port() for name in SERVERS}
             urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
             py = sys.executable
             servers.start("upstream", [py, "-m", "faregate_adapter_openai.testing.fake", "--host", "127.0.0.1",
                                        "--port", str(ports["upstream"])])
-            servers.start("bare-quart", [py, str(BENCH_DIR / "bare_quart.py"), "--host", "127.0.0.1",
-                                         "--port", str(ports["bare-quart"])])
+            if "bare-quart" in loaded:
+                servers.start("bare-quart", [py, str(BENCH_DIR / "bare_quart.py"), "--host", "127.0.0.1",
+                                             "--port", str(ports["bare-quart"])])
+            if "minimal-relay" in loaded:
+                servers.start("minimal-relay", [py, str(BENCH_DIR / "minimal_relay.py"), "--host", "127.0.0.1",
+                                                "--port", str(ports["minimal-relay"]), "--upstream",
+                                                urls["upstream"], "--key", MINIMAL_RELAY_KEY])
+            # the gateway always starts: --profile needs it, and its start-up is the slow part anyway
             data_dir = workdir / "data"
             data_dir.mkdir()
             servers.start("gateway", [py, "-m", "faregate.cli", "serve", "--host", "127.0.0.1", "--port",
                                       str(ports["gateway"]), "--workers", "1"],
                           env={"FAREGATE_DATA_DIR": str(data_dir)})
             wait_ready(servers, "upstream", "GET", urls["upstream"] + "/v1/models")
-            wait_ready(servers, "bare-quart", "POST", urls["bare-quart"] + PATH)
+            if "bare-quart" in loaded:
+                wait_ready(servers, "bare-quart", "POST", urls["bare-quart"] + PATH)
+            if "minimal-relay" in loaded:
+                wait_ready(servers, "minimal-relay", "POST", urls["minimal-relay"] + PATH)
+                smoke_test(urls["minimal-relay"], MINIMAL_RELAY_KEY, "minimal relay")
             wait_ready(servers, "gateway", "GET", urls["gateway"] + "/api/status")
             key = asyncio.run(setup_gateway(urls["gateway"], urls["upstream"]))
             smoke_test(urls["gateway"], key)
+            keys = {"gateway": key, "minimal-relay": MINIMAL_RELAY_KEY}
 
             warmed: set[str] = set()
             for s in scenarios:
-                url, k = urls[s.name] + PATH, key if s.name == "gateway" else ""
+                url, k = urls[s.name] + PATH, keys.get(s.name, "")
                 if s.name not in warmed:
                     # warm caches, pools and leases; not measured
                     run_wrk(url, stream=False, concurrency=50, duration=args.warmup, key=k)

@@ -186,3 +186,14 @@ def test_a_blocked_writer_drops_lines_and_counts_them() -> None:
     reported = re.findall(r"WARNING faregate\.logs: (\d+) log line\(s\) dropped", sink.getvalue())
     assert len(written) <= 6, "at most the bound, and the one the writer held"
     assert len(reported) == 1 and len(written) + int(reported[0]) == 50
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_line_times_are_loggings_own_across_seconds(fmt: str) -> None:
+    # the time text is kept for a second: a line of the next second must not reuse it
+    made = logs.formatter(fmt)
+    plain = logging.Formatter()
+    for created in (1_700_000_000.25, 1_700_000_000.75, 1_700_000_001.5, 1_700_000_000.125):
+        record = logging.LogRecord("faregate", logging.INFO, "", 0, "x", None, None)
+        record.created, record.msecs = created, (created % 1) * 1000
+        assert made.formatTime(record) == plain.formatTime(record)

@@ -83,6 +83,15 @@ async def test_a_clients_own_bound_goes_as_the_exact_bytes(client: httpx.AsyncCl
     assert fake_openai.requests[-1]["body"] == raw
 
 
+async def test_the_bound_is_spliced_into_the_clients_bytes(client: httpx.AsyncClient,
+                                                         fake_openai: FakeOpenAI) -> None:
+    # the rest of the body goes as the client wrote it: no re-encoding per request (or attempt)
+    raw = json.dumps({"model": GPT, "messages": HELLO, "temperature": 0.5}, indent=2).encode()
+    resp = await client.post("/v1/chat/completions", content=raw, headers={"Content-Type": "application/json"})
+    assert resp.status_code == 200
+    assert fake_openai.requests[-1]["body"] == b'{"max_completion_tokens":16384,' + raw[1:]
+
+
 async def test_a_price_that_does_not_depend_on_output_adds_no_bound(client: httpx.AsyncClient,
                                                                     fake_openai: FakeOpenAI) -> None:
     raw = json.dumps({"model": FREE, "messages": HELLO}, indent=2).encode()

@@ -240,3 +240,25 @@ def test_the_matcher_finds_the_first_word_in_one_pass() -> None:
     assert sensitive.parse_words(" \n ") is None
     with pytest.raises(ValueError):
         sensitive.parse_words("a\x00b")
+
+
+async def test_count_tokens_is_not_scanned(gateway: GatewayServer, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a count is never refused for its words: scanning it would be work whose result goes unused
+    scanned: list[str] = []
+    original = sensitive.WordMatcher.first
+
+    def watching(self: sensitive.WordMatcher, text: str) -> str | None:
+        scanned.append(text)
+        return original(self, text)
+
+    monkeypatch.setattr(sensitive.WordMatcher, "first", watching)
+    async with httpx.AsyncClient(base_url=gateway.base_url, timeout=60,
+                                 headers={"x-api-key": key, "anthropic-version": "2023-06-01"}) as http:
+        resp = await http.post("/v1/messages/count_tokens", json={
+            "model": CLAUDE, "messages": [{"role": "user", "content": "test_sensitive"}]})
+        assert resp.status_code == 200, resp.text
+        assert resp.json()["input_tokens"] > 0
+        assert scanned == []
+        resp = await http.post("/v1/messages", json={
+            "model": CLAUDE, "max_tokens": 10, "messages": [{"role": "user", "content": "test_sensitive"}]})
+        assert resp.status_code == 400 and scanned  # the same prompt relayed is scanned (and refused)

@@ -110,3 +110,17 @@ def test_the_openai_plugins_own_lookups_match_names_too() -> None:
     built_in = SimpleNamespace(options=core_options({}))
     assert audio_billing.per_minute(built_in, "gpt-4-gizmo-g-1")  # type: ignore[arg-type]
     assert not audio_billing.per_minute(built_in, "gpt-4o-transcribe")  # type: ignore[arg-type]  # by tokens
+
+
+def test_a_price_is_found_once_per_options_snapshot() -> None:
+    from faregate.billing.model_prices import options_price
+
+    built_in = core_options({})
+    first = options_price(built_in, "gpt-4o", 1.0)
+    assert first is not None and first.model_ratio == 1.25
+    assert options_price(built_in, "gpt-4o", 1.0) is first  # kept: no lookups per request
+    assert options_price(built_in, "gpt-4o", 2.0) is not first  # by group ratio too
+    changed = core_options({"ModelRatio": '{"gpt-4o": 2}'})  # a change is a new snapshot
+    price = options_price(changed, "gpt-4o", 1.0)
+    assert price is not None and price.model_ratio == 2
+    assert options_price(built_in, "made-up-model", 1.0) is None

@@ -57,6 +57,10 @@ async def test_a_stream_body_never_started_is_settled_once() -> None:
         async def aclose(self) -> None:
             closed.append(True)
 
+        def release(self) -> bool:
+            closed.append(True)
+            return True
+
     ex = SimpleNamespace(
         gateway=SimpleNamespace(settings=SimpleNamespace(client_gone_drain_seconds=0),
                                 spawn=lambda coro: asyncio.ensure_future(coro)),

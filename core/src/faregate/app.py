@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from quart import Quart
-from quart.sessions import SecureCookieSession, SecureCookieSessionInterface
+from quart import Quart, Response
+from quart.sessions import SecureCookieSession, SecureCookieSessionInterface, SessionMixin
 from quart.wrappers import BaseRequestWebsocket
+from werkzeug.wrappers import Response as WerkzeugResponse
 
 from faregate.accounts.sessions import SESSION_LIFETIME
 from faregate.edge import errors, global_limits, health, keep_alive, metrics, page_policy, request_ids, routes
@@ -17,12 +19,28 @@ from faregate.management import missing_methods, openapi, register_management
 from faregate.plugins import PluginSet, load_plugins
 from faregate.security import redact
 
+#: handlers remembered by :meth:`FaregateApp.ensure_async` at most (bound methods are new
+#: objects per access; the app's own functions are a few hundred)
+MAX_KNOWN_HANDLERS = 4096
+
 
 class FaregateApp(Quart):
     """The Quart app of one worker; ``faregate`` is its :class:`Gateway` (what
     ``current_app.faregate`` reads in management views and plugin routes)."""
 
     faregate: Gateway
+    #: the handlers found to be coroutine functions already (Quart asks per call: the view
+    #: and every before/after-request hook, about ten ``inspect`` walks per request)
+    _coroutine_functions: dict[Callable[..., Any], bool]
+
+    def ensure_async(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        known = self.__dict__.setdefault("_coroutine_functions", {})
+        if func in known:
+            return func
+        made = super().ensure_async(func)
+        if made is func and len(known) < MAX_KNOWN_HANDLERS:
+            known[func] = True
+        return made
 
 
 def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None = None) -> FaregateApp:
@@ -79,6 +97,12 @@ class _LazyCookieSessions(SecureCookieSessionInterface):
     session cookie, so give them an empty session without one."""
 
     async def open_session(self, app: Quart, request: BaseRequestWebsocket) -> SecureCookieSession | None:
-        if self.get_cookie_name(app) not in request.cookies:
-            return self.session_class()
+        if "cookie" not in request.headers or self.get_cookie_name(app) not in request.cookies:
+            return self.session_class()  # a relay request's: no cookie parsed, nothing signed
         return await super().open_session(app, request)
+
+    async def save_session(self, app: Quart, session: SessionMixin, response: Response | WerkzeugResponse | None
+                           ) -> None:
+        if not (session or session.modified or session.accessed):
+            return  # nothing to write (a relay request's): not seven cookie settings read first
+        await super().save_session(app, session, response)

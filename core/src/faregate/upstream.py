@@ -100,8 +100,32 @@ class UpstreamResponse:
                 raise _wrap(failure)
         return chunk
 
+    def chunk_now(self) -> bytes | None:
+        """The body's bytes that have arrived, without waiting: ``b""`` at its end, None when
+        nothing is there yet (then :meth:`read_chunk` waits, under a timeout of the caller's)."""
+        content = self._resp.content
+        try:
+            chunk = content.read_nowait()
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise _wrap(exc) from exc
+        if chunk:
+            return chunk
+        if not content.at_eof():
+            return None
+        if not self._resp.closed:
+            failure = content.exception()
+            if failure is not None:
+                raise _wrap(failure)
+        return b""
+
     async def aclose(self) -> None:
         self._resp.release()
+
+    def release(self) -> bool:
+        """Close at once, when that needs no await (an HTTP response: its connection goes
+        back to the pool); False when :meth:`aclose` must be awaited instead."""
+        self._resp.release()
+        return True
 
 
 class UpstreamWebSocket:
@@ -179,9 +203,15 @@ class WebSocketHandshake(UpstreamResponse):
     async def read_chunk(self) -> bytes:
         return b""
 
+    def chunk_now(self) -> bytes | None:
+        return b""
+
     async def aclose(self) -> None:
         if self.websocket is not None:
             await self.websocket.close()
+
+    def release(self) -> bool:
+        return self.websocket is None  # a socket's close handshake is awaited
 
 
 class UpstreamClient:

@@ -11,9 +11,26 @@ from faregate.billing.pricing import Price
 SELF_USE_RATIO = 37.5
 
 
+#: prices kept per options snapshot at most (a new snapshot starts afresh)
+MAX_KEPT_PRICES = 1024
+
+
 def options_price(options: BillingOptions, model: str, group_ratio: float) -> Price | None:
     """The price of ``model``; None when the options price it neither way and the site is not in
-    self-use mode (new-api refuses such a model)."""
+    self-use mode (new-api refuses such a model). Found once per options snapshot, model and
+    group ratio (seven table lookups by matching name per request before): a price is
+    immutable, and the options it is read from are replaced, never changed."""
+    key = (model, group_ratio)
+    kept = options.prices
+    if key in kept:
+        return kept[key]
+    price = _options_price(options, model, group_ratio)
+    if len(kept) < MAX_KEPT_PRICES:
+        kept[key] = price
+    return price
+
+
+def _options_price(options: BillingOptions, model: str, group_ratio: float) -> Price | None:
     fixed = options.price_of(model)
     if fixed is not None:
         return Price(model_price=float(fixed), group_ratio=group_ratio, quota_per_unit=options.quota_per_unit)

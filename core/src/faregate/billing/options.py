@@ -9,7 +9,7 @@ The gateway's option registry collects :data:`BILLING_OPTIONS` with the other ow
 from __future__ import annotations
 
 from faregate.billing import groups, output_limits, ratios
-from faregate.billing.pricing import CACHE_WRITE_1H_MULTIPLIER
+from faregate.billing.pricing import CACHE_WRITE_1H_MULTIPLIER, Price
 from faregate.state import option_specs as specs
 from faregate.state.option_specs import OptionRegistry, OptionSpec
 from faregate.state.options import Options
@@ -118,6 +118,8 @@ class BillingOptions(Options):
         self.default_max_tokens: int = v["DefaultMaxTokensReserve"]
         self.output_limits: output_limits.OutputLimits = v["ModelMaxOutputTokens"]
         self.self_use_mode: bool = v["SelfUseModeEnabled"]
+        #: prices found from these options (faregate.billing.model_prices), by model and group ratio
+        self.prices: dict[tuple[str, float], Price | None] = {}
 
     # ---- a model's prices, found as new-api finds them (faregate.billing.ratios) ----
     def price_of(self, model: str) -> float | None:

@@ -46,6 +46,9 @@ class InboundRequest:
     websocket: WebSocketPeer | None = None
     #: subprotocols a WebSocket client offered
     subprotocols: tuple[str, ...] = ()
+    #: True once the whole body has arrived (``read_body`` will not wait): then no body
+    #: timeout is armed for it; None where the edge cannot tell
+    body_arrived: Callable[[], bool] | None = None
 
 
 @dataclass(slots=True)

@@ -14,7 +14,8 @@ import asyncio
 import functools
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from quart import Quart, Response, request, session, websocket
@@ -110,6 +111,10 @@ def model_list_format(gateway: ExchangeHost, inbound: InboundRequest) -> Inbound
     return gateway.formats.get(DEFAULT_FORMAT) or next(iter(gateway.formats.values()))
 
 
+#: what a request without a Cookie header has (werkzeug would parse the absent header into an empty dict)
+NO_COOKIES: Mapping[str, str] = MappingProxyType({})
+
+
 def _http_view(gateway: ExchangeHost, route: Route, fmt: InboundFormat | None, driver: EndpointDriver) -> View:
     read_body = functools.partial(read_capped, body_limit(gateway, route))
     login = route.login_session  # only such a route sees the session: the others take API keys alone
@@ -119,8 +124,10 @@ def _http_view(gateway: ExchangeHost, route: Route, fmt: InboundFormat | None, d
         # takes no cast() call for it
         inbound = InboundRequest(method=request.method, path=request.path, route=route, path_params=params,
                                  query=request.args, headers=request.headers,  # type: ignore[arg-type]
-                                 client_ip=request.remote_addr or "", read_body=read_body, cookies=request.cookies,
-                                 session=session if login else None)
+                                 client_ip=request.remote_addr or "", read_body=read_body,
+                                 cookies=request.cookies if "cookie" in request.headers else NO_COOKIES,
+                                 session=session if login else None,
+                                 body_arrived=request.body._complete.is_set)  # Quart's, set at the body's end
         ex = Exchange(gateway, inbound, fmt or model_list_format(gateway, inbound))
         # refused before its body was read (a bad key, an oversized body)? edge/keep_alive
         # keeps the connection usable or says it closes

@@ -73,7 +73,11 @@ async def _login_session(ex: Exchange) -> Principal:
 
 
 async def read_body(ex: Exchange) -> bytes:
-    """The whole body, under the route's byte cap and the body timeout."""
+    """The whole body, under the route's byte cap and the body timeout (a timer armed only
+    while some of it is still on its way: most bodies are in before the view runs)."""
+    arrived = ex.request.body_arrived
+    if arrived is not None and arrived():
+        return await ex.request.read_body()
     try:
         async with asyncio.timeout(ex.gateway.settings.body_timeout):
             return await ex.request.read_body()
@@ -106,19 +110,21 @@ async def work_on_body(ex: Exchange, raw: bytes, work: Callable[P, T], *args: P.
     (:mod:`faregate.exchange.sensitive`); :meth:`Exchange.begin` refuses what it found."""
     matcher = sensitive.prompt_matcher(ex.gateway.snapshot.options)
     if matcher is None:
-        return await _work(ex, raw, work, *args, **kwargs)
+        return await run_on_body(ex, raw, work, *args, **kwargs)
     scan = sensitive.PromptScan(matcher)
 
     def scanned() -> T:
         return scan.run(work, *args, **kwargs)
 
-    result = await _work(ex, raw, scanned)
+    result = await run_on_body(ex, raw, scanned)
     if scan.found is not None:
         ex.extra[sensitive.FOUND_KEY] = scan.found
     return result
 
 
-async def _work(ex: Exchange, raw: bytes, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+async def run_on_body(ex: Exchange, raw: bytes, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """:func:`work_on_body` without the sensitive-word scan: for work whose request is never
+    refused for its words (a token count)."""
     if len(raw) <= ex.gateway.settings.offload_body_kb * 1024:
         return work(*args, **kwargs)
     async with ex.gateway.big_bodies.turn():

@@ -166,7 +166,8 @@ def apply_output_cap(ex: Exchange, tokens: int, as_sent: bool) -> None:
     if as_sent:
         body = ex.format.add_output_cap(ex.body, tokens)
         if body is not None:
-            ex.body, ex.raw = body, jsonutil.dumps(body)
+            # the bound spliced into the client's bytes (a new key) rather than the body re-encoded
+            ex.body, ex.raw = body, jsonutil.amended(ex.raw, ex.body, body)
     else:
         request = ex.canonical()
         if request.max_tokens is None:

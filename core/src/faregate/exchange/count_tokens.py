@@ -10,7 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from faregate.exchange import recount
-from faregate.exchange.admission import check_model_allowed
+from faregate.exchange.admission import check_model_allowed, run_on_body
 from faregate.tokens import exact_counting
 
 if TYPE_CHECKING:
@@ -27,8 +27,9 @@ class CountTokensDriver:
     async def handle(self, ex: Exchange) -> Outcome:
         principal = await ex.authenticate()
         raw, body = await ex.read_json()
-        # walking a big input is CPU work: in a worker thread, in its turn among big bodies
-        count = await ex.work_on_body(raw, ex.format.count_tokens, body, ex.request)
+        # walking a big input is CPU work: in a worker thread, in its turn among big bodies;
+        # no sensitive-word scan (a count is never refused for its words, as in new-api)
+        count = await run_on_body(ex, raw, ex.format.count_tokens, body, ex.request)
         check_model_allowed(principal, count.model)
         # the walk above validated the request and named its model; a tokenizer that knows
         # the model counts it again exactly (bounded: a bigger input keeps the estimate)

@@ -18,9 +18,9 @@ exchange and read its public state: ``model``, ``principal``, ``summary``,
 from __future__ import annotations
 
 import math
+import os
 import re
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
@@ -60,8 +60,21 @@ def request_id_headers(request_id: str) -> dict[str, str]:
     return headers
 
 
+#: the second a request id's time part was last made for, and that part
+_id_second: tuple[int, str] = (0, "")
+
+
 def new_request_id() -> str:
-    return time.strftime("%Y%m%d%H%M%S") + uuid.uuid4().hex[:16]
+    """The local time to the second and 16 random hex digits (new-api's shape). The time part
+    is formatted once a second; the random part is 8 bytes from the OS (a whole ``uuid4``
+    object per request cost ~10x as much)."""
+    global _id_second
+    now = int(time.time())
+    second, stamp = _id_second
+    if now != second:
+        stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(now))
+        _id_second = (now, stamp)
+    return stamp + os.urandom(8).hex()
 
 
 #: a proxy's id as it may be kept: printable, and no longer than the log's request_id column

@@ -202,7 +202,8 @@ def end_stream(ex: Exchange, resp: UpstreamResponse, reader: StreamReader, first
         return
     ex.settle(reader.usage, end_reason=end_reason, output_chars=reader.output_chars, first_token_ms=first_token_ms,
               other_ratios=reader.other_ratios)
-    gw.spawn(resp.aclose())
+    if not resp.release():  # an HTTP stream's connection goes back at once: no task for it
+        gw.spawn(resp.aclose())
 
 
 async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream,
@@ -218,8 +219,11 @@ async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream
         if opened.head:
             yield opened.head
         while not reader.done:
-            async with asyncio.timeout(idle):
-                chunk = await resp.read_chunk()
+            # what has arrived while the client was sent the last chunk needs no idle timer
+            chunk = resp.chunk_now()
+            if chunk is None:
+                async with asyncio.timeout(idle):
+                    chunk = await resp.read_chunk()
             if not chunk:
                 break
             out = reader.feed(chunk, encoder)

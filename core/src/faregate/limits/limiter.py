@@ -90,9 +90,8 @@ class Limiter:
 
     async def admit(self, principal: Principal, options: LimitOptions, member: str, estimate: int) -> Ticket | None:
         """Check the caller's limits for one more request of ``estimate`` tokens; the ticket to
-        settle with, None when no limit applies; a 429 :class:`GatewayError` when one refuses."""
-        if not self.applies(principal, options):
-            return None
+        settle with, None when no limit applies; a 429 :class:`GatewayError` when one refuses.
+        The caller has found that :meth:`applies` (admission tests it to skip the await)."""
         checks: list[Check] = []
         reasons: list[_Reason] = []
         success: Check | None = None

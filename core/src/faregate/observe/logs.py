@@ -152,9 +152,31 @@ def _orjson_text(value: Any, **_: Any) -> str:
 
 class _ScrubbedTracebacks:
     """Tracebacks and stacks as the formatter writes them, scrubbed: an exception's message
-    is the driver's or the upstream's words, and may hold a key or a DSN's password."""
+    is the driver's or the upstream's words, and may hold a key or a DSN's password. The
+    time of a line is formatted once a second (``time.strftime`` per line was most of the
+    formatting of the per-request line); what is written is logging's own format."""
 
     secrets: tuple[str, ...] = ()
+    #: the second last formatted (``int(record.created)``) and its text
+    _second: tuple[int, str] = (-1, "")
+    #: whether the format has a time (logging searches the format string for it per line)
+    _uses_time: bool | None = None
+
+    def usesTime(self) -> bool:  # noqa: N802 - logging's name
+        if self._uses_time is None:
+            self._uses_time = bool(super().usesTime())  # type: ignore[misc]
+        return self._uses_time
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802 - logging's name
+        if datefmt:
+            return super().formatTime(record, datefmt)  # type: ignore[misc,no-any-return]
+        second, text = self._second
+        if second != int(record.created):
+            second = int(record.created)
+            formatter: logging.Formatter = self  # type: ignore[assignment]  # mixed into one
+            text = time.strftime(formatter.default_time_format, formatter.converter(record.created))
+            self._second = (second, text)
+        return "%s,%03d" % (text, record.msecs)  # logging's default_msec_format  # noqa: UP031
 
     def formatException(self, ei: Any) -> str:  # noqa: N802 - logging's name
         return scrub(super().formatException(ei), self.secrets)  # type: ignore[misc]

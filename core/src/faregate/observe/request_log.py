@@ -21,15 +21,20 @@ def log_request(report: ExchangeReport) -> None:
     ms = round(report.seconds * 1000, 1)
     overhead_ms = round(report.overhead_seconds * 1000, 2)
     key_name, model = _safe(report.key_name), _safe(report.model)
-    log.log(level, f"request {report.request_id} {report.route} user={report.user_id} key={key_name!r} "
-            f"model={model!r} channel={report.channel_id} status={report.status} attempts={report.attempts} "
-            f"end={report.end_reason} ms={ms} overhead_ms={overhead_ms}",
-            extra={"event": "request", "redacted": True, "request_id": report.request_id, "route": report.route,
-                   "user_id": report.user_id, "key_name": key_name, "model": model,
-                   "channel_id": report.channel_id, "status": report.status, "attempts": report.attempts,
-                   "end_reason": report.end_reason, "stream": report.stream, "latency_ms": ms,
-                   "overhead_ms": overhead_ms, "input_tokens": report.input_tokens,
-                   "output_tokens": report.output_tokens, "quota": report.quota})
+    # the record made and handed over as ``log.log(level, line, extra=…)`` would, without its
+    # generic steps (the caller lookup, a clash test per extra field): one per request
+    record = log.makeRecord(log.name, level, "(unknown file)", 0,
+                            f"request {report.request_id} {report.route} user={report.user_id} key={key_name!r} "
+                            f"model={model!r} channel={report.channel_id} status={report.status} "
+                            f"attempts={report.attempts} end={report.end_reason} ms={ms} overhead_ms={overhead_ms}",
+                            (), None, "(unknown function)")
+    record.__dict__.update(
+        event="request", redacted=True, request_id=report.request_id, route=report.route, user_id=report.user_id,
+        key_name=key_name, model=model, channel_id=report.channel_id, status=report.status,
+        attempts=report.attempts, end_reason=report.end_reason, stream=report.stream, latency_ms=ms,
+        overhead_ms=overhead_ms, input_tokens=report.input_tokens, output_tokens=report.output_tokens,
+        quota=report.quota)
+    log.handle(record)
 
 
 #: every redaction pattern needs one of these: text without any cannot hold a key-shaped secret
