@@ -206,7 +206,7 @@ async def private_mariadb(tmp_path: Any) -> AsyncIterator[PrivateMariaDB]:
     try:
         yield server
     finally:
-        await asyncio.to_thread(server.crash)
+        await asyncio.to_thread(server.remove)
 
 
 @pytest.mark.mariadb
@@ -242,4 +242,25 @@ async def private_postgres(tmp_path: Any) -> AsyncIterator[PrivatePostgres]:
     try:
         yield server
     finally:
-        await asyncio.to_thread(server.crash)
+        await asyncio.to_thread(server.remove)
+
+
+@pytest.mark.postgres
+async def test_postgres_restart_under_load(private_postgres: PrivatePostgres, upstream: FakeOpenAI,
+                                           tmp_path: Any) -> None:
+    import asyncpg
+
+    db_url = await asyncio.to_thread(private_postgres.create_database, "faregate")
+
+    async def query(sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        numbered = sql
+        for n in range(1, len(args) + 1):
+            numbered = numbered.replace("$?", f"${n}", 1)
+        conn = await asyncpg.connect(host="127.0.0.1", port=private_postgres.port, user="postgres",
+                                     database="faregate")
+        try:
+            return [tuple(row) for row in await conn.fetch(numbered, *args)]
+        finally:
+            await conn.close()
+
+    await restart_under_load(private_postgres, db_url, upstream, tmp_path, query, "$?")

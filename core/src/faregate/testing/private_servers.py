@@ -6,11 +6,13 @@ fixtures turn it into a skip)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Sequence
 from typing import IO
@@ -52,6 +54,8 @@ class PrivateServer:
     """A server process on ``port`` over ``root`` (its data directory and log live there)."""
 
     name = "server"
+    #: the signal that shuts the server down cleanly
+    stop_signal = signal.SIGTERM
 
     def __init__(self, root: str) -> None:
         self.root = root
@@ -93,8 +97,8 @@ class PrivateServer:
         self._end(signal.SIGKILL)
 
     def stop(self) -> None:
-        """A clean shutdown (SIGTERM), then wait for it."""
-        self._end(signal.SIGTERM)
+        """A clean shutdown (``stop_signal``), then wait for it."""
+        self._end(self.stop_signal)
 
     def restart(self, *, crash: bool = True) -> None:
         (self.crash if crash else self.stop)()
@@ -103,6 +107,11 @@ class PrivateServer:
     @property
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+    def remove(self) -> None:
+        """Kill the server and delete its data directory."""
+        self.crash()
+        shutil.rmtree(self.root, ignore_errors=True)
 
     def logs(self) -> str:
         try:
@@ -113,7 +122,10 @@ class PrivateServer:
 
     def _end(self, sig: signal.Signals) -> None:
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(sig)
+            # the whole process group (its own session): the server behind runuser, and
+            # its children (PostgreSQL's backends) die with it as in a real crash
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, sig)
             try:
                 self.proc.wait(30)
             except subprocess.TimeoutExpired:
@@ -188,16 +200,19 @@ class PrivatePostgres(PrivateServer):
     the ``postgres`` OS user when the tests run as root (the server refuses root)."""
 
     name = "postgres"
+    stop_signal = signal.SIGINT  # a "fast" shutdown: SIGTERM waits for the clients to leave
 
     def __init__(self, root: str) -> None:
+        self.as_user: list[str] = []
+        if os.geteuid() == 0:
+            self.as_user = [_binary("runuser"), "-u", "postgres", "--"]
+            # pytest's temporary directories are root's alone (0700): the postgres user could
+            # not reach a data directory below one; this one goes with :meth:`remove`
+            root = tempfile.mkdtemp(prefix="faregate-postgres-")
         super().__init__(root)
         self.server = _binary("postgres", POSTGRES_BIN_DIRS)
         self.initdb = _binary("initdb", POSTGRES_BIN_DIRS)
-        self.datadir = os.path.join(root, "data")
-        self.as_user: list[str] = []
-        if os.geteuid() == 0:
-            runuser = _binary("runuser")
-            self.as_user = [runuser, "-u", "postgres", "--"]
+        self.datadir = os.path.join(self.root, "data")
 
     @property
     def url(self) -> str:
