@@ -16,7 +16,9 @@ The servers the other tests share are never touched (:mod:`faregate.testing.priv
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -28,7 +30,13 @@ import pytest_asyncio
 
 from faregate.db.models import LOG_CONSUME
 from faregate.testing.harness import AdminClient, GatewayProcess
-from faregate.testing.private_servers import PrivateMariaDB, PrivatePostgres, PrivateServer, ServerUnavailable
+from faregate.testing.private_servers import (
+    PrivateMariaDB,
+    PrivatePostgres,
+    PrivateRedis,
+    PrivateServer,
+    ServerUnavailable,
+)
 from faregate_adapter_openai.testing import FakeOpenAI
 
 MODEL = "gpt-4o-mini"
@@ -264,3 +272,110 @@ async def test_postgres_restart_under_load(private_postgres: PrivatePostgres, up
             await conn.close()
 
     await restart_under_load(private_postgres, db_url, upstream, tmp_path, query, "$?")
+
+
+# ---- Redis -------------------------------------------------------------------------------
+
+
+def unchecked(metrics: str) -> float:
+    found = re.search(r"^faregate_rate_limit_unchecked_total (\S+)$", metrics, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+async def visible(base_url: str, key: str, seconds: float) -> bool:
+    async with httpx.AsyncClient(timeout=10) as http:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            resp = await http.get(base_url + "/v1/models", headers={"Authorization": f"Bearer {key}"})
+            if resp.status_code == 200:
+                return True
+            await asyncio.sleep(0.1)
+    return False
+
+
+@pytest.mark.mariadb
+async def test_redis_restart_under_load(private_mariadb: PrivateMariaDB, upstream: FakeOpenAI, tmp_path: Any) -> None:
+    """Two nodes share a database and a private Redis, under load on a key with a rate limit;
+    Redis is killed and started again. While it is down the limits fail open (counted), requests
+    keep flowing (no 5xx, no 429), and a change made meanwhile reaches the other node once Redis
+    is back (the feed resubscribes and reads what it missed; the sync interval here is an hour),
+    without restarting either node. Charges reconcile as always (they never touch Redis)."""
+    redis = PrivateRedis(str(tmp_path / "redis"))
+    await started(redis)
+    try:
+        db_url = await asyncio.to_thread(private_mariadb.create_database, "faregate")
+        shared = {"FAREGATE_DB_URL": db_url, "FAREGATE_REDIS_URL": redis.url, "FAREGATE_FLUSH_INTERVAL": "0.05",
+                  "FAREGATE_CRYPTO_SECRET": "shared-crypto-secret", "FAREGATE_SESSION_SECRET": "shared-session",
+                  "FAREGATE_SYNC_INTERVAL": "3600"}  # only Redis may carry a change to the other node
+        nodes = [GatewayProcess(str(tmp_path / name), env=shared) for name in ("a", "b")]
+        await asyncio.to_thread(nodes[0].start)  # the first migrates
+        await asyncio.to_thread(nodes[1].start)
+        try:
+            await redis_outage(redis, nodes, upstream, private_mariadb)
+        finally:
+            for node in nodes:
+                await asyncio.to_thread(node.stop)
+    finally:
+        await asyncio.to_thread(redis.remove)
+
+
+async def redis_outage(redis: PrivateRedis, nodes: list[GatewayProcess], upstream: FakeOpenAI,
+                       database: PrivateMariaDB) -> None:
+    node_a, node_b = nodes
+    admin = AdminClient(node_a.base_url)
+    try:
+        await admin.setup_root()
+        await admin.add_channel(base_url=upstream.base_url, models=MODEL)
+        token = await admin.ok("POST", "/api/token/", json={"name": "load", "remain_quota": QUOTA, "expired_time": -1,
+                                                             "rpm_limit": 1_000_000})
+        key = "sk-" + (await admin.ok("POST", f"/api/token/{token['id']}/key"))["key"]
+        assert await visible(node_b.base_url, key, 10)
+        tally, stop = Tally(), asyncio.Event()
+        clients = [asyncio.create_task(client(nodes[n % 2].base_url, key, tally, stop)) for n in range(CLIENTS)]
+        try:
+            assert await until(lambda: len(tally.ok) >= 100, 60), "the nodes serve before the fault"
+            await asyncio.to_thread(redis.crash)
+            down_at = time.monotonic()
+            during = await admin.add_token(name="made-while-redis-was-down")
+            await asyncio.sleep(max(0.0, down_at + 3.0 - time.monotonic()))  # past the limiter's retry pause
+            served_down = sum(1 for a in tally.since(down_at) if a[1] == 200)
+            await asyncio.to_thread(redis.start)
+            up_at = time.monotonic()
+            assert await visible(node_b.base_url, during, 15), "the change made during the outage reached node b"
+            reached = time.monotonic() - up_at
+            assert await until(lambda: sum(1 for a in tally.since(up_at) if a[1] == 200) >= 50, RECOVERY)
+        finally:
+            stop.set()
+            await asyncio.gather(*clients)
+        async with httpx.AsyncClient(timeout=10) as http:
+            metrics = (await http.get(node_a.base_url + "/metrics")).text
+    finally:
+        await admin.close()
+    statuses = collections.Counter(a[1] for a in tally.answers)
+    assert set(statuses) == {200}, (f"requests keep flowing, no 5xx and no 429: {statuses} "
+                                    f"{[a for a in tally.answers if a[1] != 200]} " + "\n".join(
+                                        line for node in nodes for line in node.logs().splitlines()
+                                        if "ERROR" in line or "status=5" in line or "Error" in line))
+    assert unchecked(metrics) > 0, "requests served while Redis was down are counted as unchecked"
+    assert all(node.proc is not None and node.proc.poll() is None for node in nodes)
+    print(f"\nRedis down {up_at - down_at:.1f} s: {served_down} answered 200 meanwhile "
+          f"({unchecked(metrics):.0f} unchecked on node a); a change made meanwhile reached the other node "
+          f"{reached:.2f} s after Redis came back")
+    for node in nodes:
+        await asyncio.to_thread(node.stop)  # flushed and leases given back
+
+    import pymysql
+
+    async def query(sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        def run() -> list[tuple[Any, ...]]:
+            conn = pymysql.connect(host="127.0.0.1", port=database.port, user="root", database="faregate")
+            try:
+                with conn.cursor() as cursor:
+                    cursor.execute(sql, args)
+                    return list(cursor.fetchall())
+            finally:
+                conn.close()
+
+        return await asyncio.to_thread(run)
+
+    await reconcile(query, "%s", [int(token["id"])], tally)
