@@ -197,3 +197,36 @@ async def test_a_holder_that_never_answers_leads_to_a_refusal_after_the_timeout(
     await silent.stop()  # stopping answers too: everything goes back
     assert (await m.User.get(id=db.id)).quota == INITIAL
     assert not await m.QuotaLease.all().exists()
+
+
+async def test_a_lease_the_database_grants_late_is_a_refusal_then_not_lost(db, monkeypatch):
+    """A database that takes too long to grant a lease: the request stops waiting (its 503)
+    after ``lease_timeout``, and what the database grants afterwards lands in the worker's lease
+    (the books still balance; the next request is served from it)."""
+    answer = asyncio.Event()
+    real = ledger_module.lease_from_db
+
+    async def slow(*args: Any) -> int:
+        await answer.wait()
+        return await real(*args)
+
+    monkeypatch.setattr(ledger_module, "lease_from_db", slow)
+    ledger = QuotaLedger(min_chunk=1000, lease_timeout=0.05)
+    await ledger.start()
+    with pytest.raises(ledger_module.LeaseTimeout):
+        await ledger.reserve(db.id, None, 300)
+    answer.set()
+    for _ in range(100):
+        await asyncio.sleep(0.01)
+        if ledger.leases[("user", db.id)].free:
+            break
+    lease = ledger.leases[("user", db.id)]
+    assert lease.free >= 300 and lease.reserved == 0  # the need and a chunk ahead
+    quota, held, spent = await balance_parts(db.id)
+    assert (quota + held, held) == (INITIAL, lease.free)
+    monkeypatch.setattr(ledger_module, "lease_from_db", real)
+    res = await ledger.reserve(db.id, None, 300)  # from the lease that landed
+    assert res.settle(300, entry(db.id, 300, "late"))
+    await ledger.stop()
+    quota, held, spent = await balance_parts(db.id)
+    assert (quota, held, spent) == (INITIAL - 300, 0, 300)

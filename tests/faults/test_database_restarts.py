@@ -379,3 +379,58 @@ async def redis_outage(redis: PrivateRedis, nodes: list[GatewayProcess], upstrea
         return await asyncio.to_thread(run)
 
     await reconcile(query, "%s", [int(token["id"])], tally)
+
+
+# ---- a database that hangs ----------------------------------------------------------------
+
+#: a request waiting for a lease from a database that does not answer gets its 503 after the
+#: ledger's lease timeout (10 s); the margin is for a loaded machine
+HANG_BOUND = 20.0
+
+
+@pytest.mark.mariadb
+async def test_a_hung_mariadb_is_a_503_after_a_bounded_wait(private_mariadb: PrivateMariaDB, upstream: FakeOpenAI,
+                                                           tmp_path: Any) -> None:
+    """The server stops answering (SIGSTOP) with the pool's connections open: a request that
+    needs a lease gets a 503 ``db_unavailable`` after a bounded wait, never a hang until the
+    client gives up; once the server answers again the same gateway serves that key, and what
+    was leased while the request waited is not lost (the charges reconcile)."""
+    import pymysql
+
+    db_url = await asyncio.to_thread(private_mariadb.create_database, "faregate")
+    proc = GatewayProcess(str(tmp_path / "gw"), env={"FAREGATE_DB_URL": db_url, "FAREGATE_FLUSH_INTERVAL": "0.05"})
+    await asyncio.to_thread(proc.start)
+    tally = Tally()
+    try:
+        keys = await setup_gateway(proc, upstream, 2)
+        warm_key, hung_key = keys.values()
+        assert (await one(proc.base_url, warm_key, tally))[0] == 200
+        await asyncio.to_thread(private_mariadb.freeze)
+        try:
+            async with httpx.AsyncClient(timeout=60) as http:
+                status, seconds, code = await send(http, proc.base_url, hung_key, tally)
+        finally:
+            await asyncio.to_thread(private_mariadb.thaw)
+        print(f"\nhung MariaDB: a key needing a lease answered {status} {code} after {seconds:.1f} s")
+        assert (status, code) == (503, "db_unavailable")
+        assert seconds < HANG_BOUND
+        deadline = time.monotonic() + RECOVERY
+        while (await one(proc.base_url, hung_key, tally))[0] != 200:
+            assert time.monotonic() < deadline, proc.logs()[-3000:]
+            await asyncio.sleep(0.2)
+    finally:
+        await asyncio.to_thread(proc.stop)
+
+    async def query(sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        def run() -> list[tuple[Any, ...]]:
+            conn = pymysql.connect(host="127.0.0.1", port=private_mariadb.port, user="root", database="faregate")
+            try:
+                with conn.cursor() as cursor:
+                    cursor.execute(sql, args)
+                    return list(cursor.fetchall())
+            finally:
+                conn.close()
+
+        return await asyncio.to_thread(run)
+
+    await reconcile(query, "%s", list(keys), tally)

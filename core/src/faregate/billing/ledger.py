@@ -51,9 +51,14 @@ if TYPE_CHECKING:
 
     from faregate.billing.pending import UsageRecorder
 
-__all__ = ["InsufficientQuota", "Lease", "LogEntry", "QuotaLedger", "Reservation", "sweep_dead_workers"]
+__all__ = ["InsufficientQuota", "Lease", "LeaseTimeout", "LogEntry", "QuotaLedger", "Reservation",
+           "sweep_dead_workers"]
 
 log = logging.getLogger("faregate.billing")
+
+
+class LeaseTimeout(Exception):
+    """The database did not answer a lease in time (the request is answered 503)."""
 
 
 class Reservation:
@@ -84,7 +89,7 @@ class Reservation:
 class QuotaLedger:
     def __init__(self, *, flush_interval: float = 0.05, lease_idle: float = 5.0,
                  min_chunk: int = 50_000, worker_id: str | None = None, reclaim_poll: float = 0.1,
-                 reclaim_timeout: float = 10.0) -> None:
+                 reclaim_timeout: float = 10.0, lease_timeout: float = 10.0) -> None:
         self.worker_id = worker_id or new_worker_id()
         self.flush_interval = flush_interval
         self.lease_idle = lease_idle
@@ -93,6 +98,8 @@ class QuotaLedger:
         self.reclaim_poll = reclaim_poll
         #: how long a worker short of a balance waits for the other holders to answer
         self.reclaim_timeout = reclaim_timeout
+        #: how long a request waits for the database to grant a lease before its 503
+        self.lease_timeout = lease_timeout
         self.leases: dict[tuple[str, int], Lease] = {}
         self._pending = PendingWrites()
         self._wake = asyncio.Event()
@@ -166,10 +173,22 @@ class QuotaLedger:
 
     async def _lease_into(self, lease: Lease, need: int, ahead: int = 0) -> int:
         # shielded: a client that goes away must not cancel a transaction half-way (tortoise's
-        # SQLite lock would stay taken); the lease lands in memory anyway
-        got = await asyncio.shield(lease_from_db(self.worker_id, lease.kind, lease.ref_id, need, ahead))
-        lease.free += got
-        return got
+        # SQLite lock would stay taken), and the request stops waiting after lease_timeout (a
+        # database that accepts connections but does not answer would hold it until the client
+        # gives up): the lease lands in memory when the transaction ends, whoever still waits
+        taking = asyncio.ensure_future(lease_from_db(self.worker_id, lease.kind, lease.ref_id, need, ahead))
+
+        def landed(done: asyncio.Future[int]) -> None:
+            if not done.cancelled() and done.exception() is None:
+                lease.free += done.result()
+
+        taking.add_done_callback(landed)  # before shield's own: credited before the caller resumes
+        try:
+            async with asyncio.timeout(self.lease_timeout):
+                return await asyncio.shield(taking)
+        except TimeoutError:
+            raise LeaseTimeout(f"the database did not grant a {lease.kind} lease within "
+                               f"{self.lease_timeout:g} s") from None
 
     async def _reclaim(self, lease: Lease, amount: int) -> bool:
         """The balance's column alone cannot cover ``amount``: ask the other workers holding

@@ -100,6 +100,16 @@ class PrivateServer:
         """A clean shutdown (``stop_signal``), then wait for it."""
         self._end(self.stop_signal)
 
+    def freeze(self) -> None:
+        """SIGSTOP: the server hangs with its connections open (a stuck host, a long GC pause):
+        the kernel still accepts connections, nothing answers on them."""
+        if self.proc is not None:
+            os.killpg(self.proc.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        if self.proc is not None:
+            os.killpg(self.proc.pid, signal.SIGCONT)
+
     def restart(self, *, crash: bool = True) -> None:
         (self.crash if crash else self.stop)()
         self.start()
@@ -126,6 +136,7 @@ class PrivateServer:
             # its children (PostgreSQL's backends) die with it as in a real crash
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, sig)
+                os.killpg(self.proc.pid, signal.SIGCONT)  # a frozen server acts on the signal too
             try:
                 self.proc.wait(30)
             except subprocess.TimeoutExpired:
