@@ -11,6 +11,10 @@ outages"):
   after the restart, so every 200 has exactly one log row, the charged totals are the logged
   totals, and the quota spent plus what is left is what the key was given.
 
+A server that hangs (SIGSTOP) instead costs a request that needs it the ledger's lease timeout,
+then the same 503. Redis killed and restarted under load on two nodes: the rate limits fail open
+(counted), nothing gets a 5xx, and a change made meanwhile reaches the other node once Redis is back.
+
 The servers the other tests share are never touched (:mod:`faregate.testing.private_servers`)."""
 
 from __future__ import annotations
