@@ -135,6 +135,27 @@ async def test_gateway_fails_open_and_charges_exactly(make_gateway: Any, fake_op
     assert len(rows) == 3 and token.used_quota == sum(rows) > 0
 
 
+async def test_metrics_count_what_a_gateway_configured_for_redis_lets_through(
+        make_gateway: Any, fake_openai: FakeOpenAI) -> None:
+    """Configured with FAREGATE_REDIS_URL (not a store swapped in by the test): the limiter the
+    gateway builds at start still tells the metrics, which were attached when the app was built
+    (the count stayed 0 when start() replaced the limiter and its listeners with it)."""
+    server: GatewayServer = await make_gateway(settings={"redis_url": UNREACHABLE})
+    admin = AdminClient(server.base_url)
+    await admin.setup_root()
+    await admin.add_channel(base_url=fake_openai.base_url, models=MODEL)
+    key = await admin.add_token(remain_quota=10**7, rpm_limit=1)
+    async with httpx.AsyncClient(base_url=server.base_url, timeout=30) as http:
+        for _ in range(2):
+            resp = await http.post("/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                                   json={"model": MODEL, "max_tokens": 5,
+                                         "messages": [{"role": "user", "content": "hi"}]})
+            assert resp.status_code == 200, resp.text
+        metrics = (await http.get("/metrics")).text
+    await admin.close()
+    assert "faregate_rate_limit_unchecked_total 2.0" in metrics
+
+
 # ---- two workers of one node over Redis ---------------------------------------------------
 
 

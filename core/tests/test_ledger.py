@@ -197,3 +197,71 @@ async def test_a_holder_that_never_answers_leads_to_a_refusal_after_the_timeout(
     await silent.stop()  # stopping answers too: everything goes back
     assert (await m.User.get(id=db.id)).quota == INITIAL
     assert not await m.QuotaLease.all().exists()
+
+
+async def test_a_lease_the_database_grants_late_is_a_refusal_then_not_lost(db, monkeypatch):
+    """A database that takes too long to grant a lease: the request stops waiting (its 503)
+    after ``lease_timeout``, and what the database grants afterwards lands in the worker's lease
+    (the books still balance; the next request is served from it)."""
+    answer = asyncio.Event()
+    real = ledger_module.lease_from_db
+
+    async def slow(*args: Any) -> int:
+        await answer.wait()
+        return await real(*args)
+
+    monkeypatch.setattr(ledger_module, "lease_from_db", slow)
+    ledger = QuotaLedger(min_chunk=1000, lease_timeout=0.05)
+    await ledger.start()
+    with pytest.raises(ledger_module.LeaseTimeout):
+        await ledger.reserve(db.id, None, 300)
+    answer.set()
+    for _ in range(100):
+        await asyncio.sleep(0.01)
+        if ledger.leases[("user", db.id)].free:
+            break
+    lease = ledger.leases[("user", db.id)]
+    assert lease.free >= 300 and lease.reserved == 0  # the need and a chunk ahead
+    quota, held, spent = await balance_parts(db.id)
+    assert (quota + held, held) == (INITIAL, lease.free)
+    monkeypatch.setattr(ledger_module, "lease_from_db", real)
+    res = await ledger.reserve(db.id, None, 300)  # from the lease that landed
+    assert res.settle(300, entry(db.id, 300, "late"))
+    await ledger.stop()
+    quota, held, spent = await balance_parts(db.id)
+    assert (quota, held, spent) == (INITIAL - 300, 0, 300)
+
+
+@pytest.mark.parametrize("landed", [True, False])
+async def test_a_batch_whose_commit_failed_is_written_once(db, monkeypatch, landed):
+    """The connection dies around the commit: the batch may have landed (the failure came after
+    the commit) or not. The next flush reads which from the database and writes it only if it
+    did not land, so the charge is neither doubled nor lost (a unique request id made a rewrite
+    fail forever, and the charges queued behind it were lost at the stop)."""
+    real = ledger_module.write_batch
+    failures = [1]
+
+    async def dying(*args: Any) -> None:
+        if landed:
+            await real(*args)
+        if failures:
+            failures.pop()
+            raise ConnectionResetError("the server closed the connection")
+        if not landed:
+            await real(*args)
+
+    monkeypatch.setattr(ledger_module, "write_batch", dying)
+    ledger = QuotaLedger(min_chunk=1000)
+    await ledger.start()
+    res = await ledger.reserve(db.id, None, 300)
+    assert res.settle(120, entry(db.id, 120, "doubt"))
+    with pytest.raises(ConnectionResetError):
+        await ledger.flush()
+    later = await ledger.reserve(db.id, None, 300)
+    assert later.settle(80, entry(db.id, 80, "later"))
+    await ledger.flush()
+    await ledger.stop()
+    assert sorted(await m.Log.all().values_list("request_id", flat=True)) == ["doubt", "later"]
+    quota, held, spent = await balance_parts(db.id)
+    assert (quota, held, spent) == (INITIAL - 200, 0, 200)
+    assert (await m.User.get(id=db.id)).used_quota == 200

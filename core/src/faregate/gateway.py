@@ -174,7 +174,8 @@ class Gateway:
                                self.settings.sync_interval)
         await self.feed.start()
         if self.settings.redis_url:
-            self.limiter = Limiter.from_settings(self.settings.redis_url)
+            # the metrics' listeners, attached when the app was built, stay with the new limiter
+            self.limiter = Limiter.from_settings(self.settings.redis_url, like=self.limiter)
         await sweep_dead_workers(stale_after=self.settings.sweep_interval * 3)
         await self.ledger.start()
         await self.upstream.start()

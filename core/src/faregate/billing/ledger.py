@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tortoise.exceptions import OperationalError
 
 from faregate.billing.leases import InsufficientQuota, Lease, ask_back, asked_back, holders, lease_from_db, read_balance
-from faregate.billing.pending import LogEntry, PendingWrites, Swept, write_batch
+from faregate.billing.pending import Batch, LogEntry, PendingWrites, Swept, write_batch
 from faregate.billing.workers import new_worker_id
 from faregate.billing.workers import sweep_dead_workers as sweep_dead_workers  # its home before
 from faregate.db import models as m
@@ -51,9 +51,14 @@ if TYPE_CHECKING:
 
     from faregate.billing.pending import UsageRecorder
 
-__all__ = ["InsufficientQuota", "Lease", "LogEntry", "QuotaLedger", "Reservation", "sweep_dead_workers"]
+__all__ = ["InsufficientQuota", "Lease", "LeaseTimeout", "LogEntry", "QuotaLedger", "Reservation",
+           "sweep_dead_workers"]
 
 log = logging.getLogger("faregate.billing")
+
+
+class LeaseTimeout(Exception):
+    """The database did not answer a lease in time (the request is answered 503)."""
 
 
 class Reservation:
@@ -84,7 +89,7 @@ class Reservation:
 class QuotaLedger:
     def __init__(self, *, flush_interval: float = 0.05, lease_idle: float = 5.0,
                  min_chunk: int = 50_000, worker_id: str | None = None, reclaim_poll: float = 0.1,
-                 reclaim_timeout: float = 10.0) -> None:
+                 reclaim_timeout: float = 10.0, lease_timeout: float = 10.0) -> None:
         self.worker_id = worker_id or new_worker_id()
         self.flush_interval = flush_interval
         self.lease_idle = lease_idle
@@ -93,12 +98,17 @@ class QuotaLedger:
         self.reclaim_poll = reclaim_poll
         #: how long a worker short of a balance waits for the other holders to answer
         self.reclaim_timeout = reclaim_timeout
+        #: how long a request waits for the database to grant a lease before its 503
+        self.lease_timeout = lease_timeout
         self.leases: dict[tuple[str, int], Lease] = {}
         self._pending = PendingWrites()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[Any] | None = None
         self._flush_lock = asyncio.Lock()
         self._orphans: list[Lease] = []
+        #: a batch whose commit failed, kept apart until the database says whether it landed:
+        #: (a request id of its rows, the batch, what it spent, what it gave back)
+        self._in_doubt: tuple[str, Batch, list[tuple[Lease, int]], list[tuple[Lease, int]]] | None = None
         self._asks_read = 0.0  # when (monotonic) this worker last read other workers' asks
         self.recorders: list[UsageRecorder] = []
         #: told, after each flush that wrote charges, which users were charged (quota warnings)
@@ -166,10 +176,22 @@ class QuotaLedger:
 
     async def _lease_into(self, lease: Lease, need: int, ahead: int = 0) -> int:
         # shielded: a client that goes away must not cancel a transaction half-way (tortoise's
-        # SQLite lock would stay taken); the lease lands in memory anyway
-        got = await asyncio.shield(lease_from_db(self.worker_id, lease.kind, lease.ref_id, need, ahead))
-        lease.free += got
-        return got
+        # SQLite lock would stay taken), and the request stops waiting after lease_timeout (a
+        # database that accepts connections but does not answer would hold it until the client
+        # gives up): the lease lands in memory when the transaction ends, whoever still waits
+        taking = asyncio.ensure_future(lease_from_db(self.worker_id, lease.kind, lease.ref_id, need, ahead))
+
+        def landed(done: asyncio.Future[int]) -> None:
+            if not done.cancelled() and done.exception() is None:
+                lease.free += done.result()
+
+        taking.add_done_callback(landed)  # before shield's own: credited before the caller resumes
+        try:
+            async with asyncio.timeout(self.lease_timeout):
+                return await asyncio.shield(taking)
+        except TimeoutError:
+            raise LeaseTimeout(f"the database did not grant a {lease.kind} lease within "
+                               f"{self.lease_timeout:g} s") from None
 
     async def _reclaim(self, lease: Lease, amount: int) -> bool:
         """The balance's column alone cannot cover ``amount``: ask the other workers holding
@@ -244,7 +266,10 @@ class QuotaLedger:
             self._wake.clear()
             started = time.monotonic()
             try:
-                await self.flush()
+                # a task (a context) of its own: when a connection dies under a transaction,
+                # tortoise may leave that transaction set in the task's context (its release
+                # raised before the reset), and every later query of the task would use it
+                await asyncio.ensure_future(self.flush())
                 now = time.monotonic()
                 if now - last_beat > 2.0:
                     last_beat = now
@@ -275,6 +300,8 @@ class QuotaLedger:
         if self.leases and (return_all or time.monotonic() - self._asks_read >= self.reclaim_poll):
             self._asks_read = time.monotonic()
             asked = await asked_back(self.worker_id)
+        if self._in_doubt is not None:
+            await self._resolve_doubt()
         batch = self._pending.take()
         now = time.monotonic()
         consumed: list[tuple[Lease, int]] = []
@@ -310,10 +337,37 @@ class QuotaLedger:
             self.leases = {}
             return True
         except Exception:
-            self._pending.requeue(batch)
-            for lease, amount in returning:
-                lease.free += amount
+            marker = next((e.request_id for e in batch.logs if e.request_id), "")
+            if marker:
+                # the connection may have died after the commit: whether it landed is read
+                # from the database (by a row of the batch) before anything is written again
+                self._in_doubt = (marker, batch, consumed, returning)
+            else:
+                self._undo(batch, returning)
             raise
+        await self._written(batch, consumed, returning)
+        return False
+
+    def _undo(self, batch: Batch, returning: list[tuple[Lease, int]]) -> None:
+        self._pending.requeue(batch)
+        for lease, amount in returning:
+            lease.free += amount
+
+    async def _resolve_doubt(self) -> None:
+        """The batch whose commit failed was written (a row of it is in the database: done) or
+        not (back in the queue); raises, still in doubt, while the database cannot tell."""
+        assert self._in_doubt is not None
+        marker, batch, consumed, returning = self._in_doubt
+        landed = await m.Log.filter(request_id=marker).exists()
+        self._in_doubt = None
+        if landed:
+            log.warning("a billing batch whose commit failed had been written; not writing it again")
+            await self._written(batch, consumed, returning)
+        else:
+            self._undo(batch, returning)
+
+    async def _written(self, batch: Batch, consumed: list[tuple[Lease, int]],
+                       returning: list[tuple[Lease, int]]) -> None:
         for lease, amount in consumed:
             lease.consumed_unflushed -= amount
         for lease, _ in returning:
@@ -336,7 +390,6 @@ class QuotaLedger:
                         await result
                 except Exception:
                     log.exception("usage recorder %r failed", recorder)
-        return False
 
     # -- reading -----------------------------------------------------------------------
     async def available(self, user_id: int, token_id: int | None) -> int:

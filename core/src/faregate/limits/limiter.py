@@ -177,18 +177,20 @@ class Limiter:
         await self.store.aclose()
 
     @classmethod
-    def from_settings(cls, redis_url: str) -> Limiter:
+    def from_settings(cls, redis_url: str, like: Limiter | None = None) -> Limiter:
         """Shared through Redis at ``redis_url`` (with short timeouts: a hung Redis must not
-        hold requests), else this process's memory."""
+        hold requests), else this process's memory. With ``like``, the new limiter tells that
+        one's listeners and failures (the metrics attached before the gateway started)."""
+        listeners = like.listeners if like is not None else []
+        failures: list[Callable[[], None]] = like.failures if like is not None else []
         if not redis_url:
-            return cls()
+            return cls(listeners=listeners, failures=failures)
         import redis.asyncio as aioredis
 
         from faregate.limits.redis_store import RedisStore
 
         client = aioredis.from_url(redis_url, socket_connect_timeout=REDIS_TIMEOUT, socket_timeout=REDIS_TIMEOUT)
-        failures: list[Callable[[], None]] = []
-        return cls(RedisStore(client, failures), failures=failures)
+        return cls(RedisStore(client, failures), listeners=listeners, failures=failures)
 
 
 def _stricter(own: int, group: int) -> int:

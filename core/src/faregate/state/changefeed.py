@@ -218,11 +218,15 @@ class ChangeFeed:
     async def _redis_loop(self, redis: Redis) -> None:
         while True:
             try:
-                pubsub = redis.pubsub()
-                await pubsub.subscribe(REDIS_CHANNEL)
-                async for message in pubsub.listen():
-                    if message.get("type") == "message":
-                        await self.pull()
+                async with redis.pubsub() as pubsub:  # its connection closed on the way out
+                    await pubsub.subscribe(REDIS_CHANNEL)
+                    # signals published while this worker was not subscribed (Redis restarted,
+                    # or the connection dropped) are gone: read what changed meanwhile now, not
+                    # at the next sync interval
+                    await self.pull()
+                    async for message in pubsub.listen():
+                        if message.get("type") == "message":
+                            await self.pull()
             except asyncio.CancelledError:
                 raise
             except Exception:
