@@ -48,6 +48,26 @@ def test_help_and_version_import_no_heavy_module(tmp_path: Path, args: tuple[str
     assert [name for name in HEAVY if name in modules] == []
 
 
+#: what loading the plugins for their settings must not import: the gateway's libraries, the relay,
+#: the plugins' routes, providers and their own libraries (about 2 s of CPU with every plugin)
+RELAY = ("quart", "tortoise", "httpx", "aiohttp", "cryptography", "faregate.exchange", "faregate.canonical",
+         "faregate.contracts", "faregate.db.models", "faregate.management", "opentelemetry", "webauthn",
+         "aiosmtplib", "tiktoken")
+
+
+def test_config_show_loads_every_plugin_and_none_of_their_relay(tmp_path: Path) -> None:
+    """Every plugin's entry module imports what its hooks register inside the hooks, its settings
+    come from modules that import no more than ``Setting`` and ``OptionSpec``, and ``faregate.api``
+    imports each name on first use: loading the installed plugins costs milliseconds."""
+    from faregate.plugins import installed_entry_points
+
+    modules = imported(tmp_path, "config", "show")
+    entry_modules = {ep.value.split(":")[0] for ep, _, _ in installed_entry_points()}
+    assert len(entry_modules) > 10 and entry_modules <= modules  # every plugin of this repository was loaded
+    assert "faregate_adapter_openai.settings" in modules  # and asked for its settings
+    assert sorted(name for name in modules if name.split(".")[0] in RELAY or name.startswith(RELAY)) == []
+
+
 def test_config_show_builds_no_gateway(tmp_path: Path) -> None:
     modules = imported(tmp_path, "config", "show")
     assert "faregate.plugins" in modules and "faregate.settings.resolve" in modules  # it did resolve them

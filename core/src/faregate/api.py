@@ -102,7 +102,6 @@ if _typing.TYPE_CHECKING:
         AuthRequest,
         BalanceFetch,
         ChannelProbe,
-        DbModels,
         InboundFormat,
         ModelInfo,
         PassthroughStream,
@@ -111,7 +110,6 @@ if _typing.TYPE_CHECKING:
         RequestSummary,
         Route,
         SecondFactor,
-        StorageBackend,
         StreamEncoder,
         StreamParser,
         TokenCount,
@@ -132,6 +130,7 @@ if _typing.TYPE_CHECKING:
         WebhookRejected,
         unset_problem,
     )
+    from faregate.db.backend import DbModels, StorageBackend  # also in faregate.contracts, which imports more
     from faregate.db.models import ROLE_ADMIN, ROLE_ROOT, ROLE_USER
     from faregate.errors import ErrorKind, GatewayError, RateLimitInfo, bad_request, error_kind, upstream_error
     from faregate.exchange.attempts import AttemptFailed, Operation
@@ -371,12 +370,13 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "StreamStop", "TextDelta", "TextPart", "Tool", "ToolCallDelta", "ToolCallPart", "ToolChoice",
         "ToolResultPart", "Usage", "UsageEvent"),
     "faregate.contracts": ("WEBSOCKET", "Authenticator", "AuthRequest", "BalanceFetch", "ChannelProbe",
-        "DbModels", "InboundFormat", "ModelInfo", "PassthroughStream", "PaymentProvider", "Provider",
-        "RequestSummary", "Route", "SecondFactor", "StorageBackend", "StreamEncoder", "StreamParser",
+        "InboundFormat", "ModelInfo", "PassthroughStream", "PaymentProvider", "Provider",
+        "RequestSummary", "Route", "SecondFactor", "StreamEncoder", "StreamParser",
         "TokenCount", "UpstreamRequest", "UpstreamTarget"),
     "faregate.contracts.inbound": ("InboundRequest", "Outcome", "WebSocketPeer"),
     "faregate.contracts.payments": ("Checkout", "Payer", "PaymentAsk", "PaymentEvent", "PaymentRefused",
         "PaymentRoutes", "Quote", "TopUpOrder", "Webhook", "WebhookRejected", "unset_problem"),
+    "faregate.db.backend": ("DbModels", "StorageBackend"),
     "faregate.db.models": ("ROLE_ADMIN", "ROLE_ROOT", "ROLE_USER"),
     "faregate.errors": ("ErrorKind", "GatewayError", "RateLimitInfo", "bad_request", "error_kind",
         "upstream_error"),
