@@ -55,6 +55,12 @@ RELAY = ("quart", "tortoise", "httpx", "aiohttp", "cryptography", "faregate.exch
          "aiosmtplib", "tiktoken")
 
 
+def relay_modules(modules: set[str], *needed: str) -> list[str]:
+    """The modules of :data:`RELAY` (and their submodules) among ``modules``, but the ``needed`` ones."""
+    unwanted = tuple(name for name in RELAY if name not in needed)
+    return sorted(name for name in modules if name.startswith(unwanted))
+
+
 def test_config_show_loads_every_plugin_and_none_of_their_relay(tmp_path: Path) -> None:
     """Every plugin's entry module imports what its hooks register inside the hooks, its settings
     come from modules that import no more than ``Setting`` and ``OptionSpec``, and ``faregate.api``
@@ -65,7 +71,7 @@ def test_config_show_loads_every_plugin_and_none_of_their_relay(tmp_path: Path) 
     entry_modules = {ep.value.split(":")[0] for ep, _, _ in installed_entry_points()}
     assert len(entry_modules) > 10 and entry_modules <= modules  # every plugin of this repository was loaded
     assert "faregate_adapter_openai.settings" in modules  # and asked for its settings
-    assert sorted(name for name in modules if name.split(".")[0] in RELAY or name.startswith(RELAY)) == []
+    assert relay_modules(modules) == []
 
 
 def test_config_show_builds_no_gateway(tmp_path: Path) -> None:
@@ -148,3 +154,13 @@ def test_a_port_in_use_stops_serve_before_the_plugins_load(tmp_path: Path) -> No
         modules = imported(tmp_path, "serve", "--port", str(taken.getsockname()[1]))
     assert "faregate.settings.resolve" in modules
     assert "faregate.plugins" not in modules and "faregate.gateway" not in modules
+
+
+def test_doctor_reaches_the_database_without_the_relay(tmp_path: Path) -> None:
+    """``doctor`` needs the plugins' settings, storage engines and tables to check the database,
+    not a gateway: with no enabled channel (whose types only the providers know) it builds none."""
+    modules = imported(tmp_path, "doctor")
+    assert "tortoise" in modules and "faregate.db.storage" in modules  # it did open the database
+    assert "faregate_auth_totp.models" in modules  # with the plugins' tables
+    assert "faregate.gateway" not in modules
+    assert relay_modules(modules, "tortoise", "faregate.db.models") == []
