@@ -4,7 +4,9 @@ channel types that speak it: OpenAI and its compatible vendors (:mod:`.presets`)
 OpenAI, Jina, Codex.
 
 The hooks import what they register: every command loads the plugins, and most (``faregate
-config show``, ``doctor``) need the settings alone (:mod:`.settings`), not the relay."""
+config show``, ``doctor``) need the settings alone (:mod:`.settings`), not the relay. The classes
+other plugins build on (``OpenAICompatibleProvider``: docs/writing-a-plugin.md) are imported from
+here on first use."""
 
 from __future__ import annotations
 
@@ -15,6 +17,26 @@ from faregate.api import hookimpl
 
 if TYPE_CHECKING:
     from faregate.api import EndpointDriver, InboundFormat, OptionSpec, Pricer, Provider, Services, Setting
+    from faregate_adapter_openai.azure import AzureOpenAIProvider
+    from faregate_adapter_openai.format import OpenAIChatFormat
+    from faregate_adapter_openai.provider import OpenAICompatibleProvider, OpenAIProvider
+
+__all__ = ["AzureOpenAIProvider", "OpenAIChatFormat", "OpenAICompatibleProvider", "OpenAIProvider"]
+
+#: the public classes, by the module each is imported from when first asked for (PEP 562)
+_EXPORTS = {"AzureOpenAIProvider": "azure", "OpenAIChatFormat": "format", "OpenAICompatibleProvider": "provider",
+            "OpenAIProvider": "provider"}
+
+if not TYPE_CHECKING:  # type checkers see the imports above
+
+    def __getattr__(name: str) -> object:
+        if name not in _EXPORTS:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
 
 
 @hookimpl
