@@ -48,6 +48,32 @@ def test_help_and_version_import_no_heavy_module(tmp_path: Path, args: tuple[str
     assert [name for name in HEAVY if name in modules] == []
 
 
+#: what loading the plugins for their settings must not import: the gateway's libraries, the relay,
+#: the plugins' routes, providers and their own libraries (about 2 s of CPU with every plugin)
+RELAY = ("quart", "tortoise", "httpx", "aiohttp", "cryptography", "faregate.exchange", "faregate.canonical",
+         "faregate.contracts", "faregate.db.models", "faregate.management", "opentelemetry", "webauthn",
+         "aiosmtplib", "tiktoken")
+
+
+def relay_modules(modules: set[str], *needed: str) -> list[str]:
+    """The modules of :data:`RELAY` (and their submodules) among ``modules``, but the ``needed`` ones."""
+    unwanted = tuple(name for name in RELAY if name not in needed)
+    return sorted(name for name in modules if name.startswith(unwanted))
+
+
+def test_config_show_loads_every_plugin_and_none_of_their_relay(tmp_path: Path) -> None:
+    """Every plugin's entry module imports what its hooks register inside the hooks, its settings
+    come from modules that import no more than ``Setting`` and ``OptionSpec``, and ``faregate.api``
+    imports each name on first use: loading the installed plugins costs milliseconds."""
+    from faregate.plugins import installed_entry_points
+
+    modules = imported(tmp_path, "config", "show")
+    entry_modules = {ep.value.split(":")[0] for ep, _, _ in installed_entry_points()}
+    assert len(entry_modules) > 10 and entry_modules <= modules  # every plugin of this repository was loaded
+    assert "faregate_adapter_openai.settings" in modules  # and asked for its settings
+    assert relay_modules(modules) == []
+
+
 def test_config_show_builds_no_gateway(tmp_path: Path) -> None:
     modules = imported(tmp_path, "config", "show")
     assert "faregate.plugins" in modules and "faregate.settings.resolve" in modules  # it did resolve them
@@ -128,3 +154,13 @@ def test_a_port_in_use_stops_serve_before_the_plugins_load(tmp_path: Path) -> No
         modules = imported(tmp_path, "serve", "--port", str(taken.getsockname()[1]))
     assert "faregate.settings.resolve" in modules
     assert "faregate.plugins" not in modules and "faregate.gateway" not in modules
+
+
+def test_doctor_reaches_the_database_without_the_relay(tmp_path: Path) -> None:
+    """``doctor`` needs the plugins' settings, storage engines and tables to check the database,
+    not a gateway: with no enabled channel (whose types only the providers know) it builds none."""
+    modules = imported(tmp_path, "doctor")
+    assert "tortoise" in modules and "faregate.db.storage" in modules  # it did open the database
+    assert "faregate_auth_totp.models" in modules  # with the plugins' tables
+    assert "faregate.gateway" not in modules
+    assert relay_modules(modules, "tortoise", "faregate.db.models") == []

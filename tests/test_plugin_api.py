@@ -9,6 +9,8 @@ import is executed), so it also covers code paths no test runs.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -99,3 +101,28 @@ def test_the_api_exports_what_it_declares() -> None:
     undeclared = sorted(name for name in vars(api) if name.isidentifier() and not name.startswith("_")
                         and name not in api.__all__ and name != "annotations")
     assert undeclared == []
+
+
+def test_the_lazy_api_names_what_its_imports_name() -> None:
+    """``faregate.api`` imports a name when a plugin first asks for it (its table ``_WHERE``);
+    the type checkers read the imports under ``TYPE_CHECKING``: both must say the same."""
+    tree = ast.parse(Path(api.__file__).read_text(encoding="utf-8"))
+    guarded = next(node for node in tree.body if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test))
+    imported = {}
+    for node in guarded.body:
+        assert isinstance(node, ast.ImportFrom) and node.module is not None
+        for alias in node.names:
+            imported[alias.asname or alias.name] = (node.module, alias.name)
+    tabled = {name: (module, attribute) if attribute else module.rsplit(".", 1)
+              for name, (module, attribute) in api._WHERE.items()}
+    assert {name: tuple(where) for name, where in tabled.items()} == imported
+    assert sorted(imported) == sorted(api.__all__)
+
+
+def test_importing_the_api_imports_none_of_its_names_modules() -> None:
+    """A plugin loaded to declare its settings pays for the names it uses, not for Quart,
+    tortoise and the relay."""
+    heavy = ("quart", "tortoise", "httpx", "aiohttp", "faregate.exchange")
+    probe = f"import sys, faregate.api as api; assert api.Setting; print(sorted(set({heavy!r}) & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]"

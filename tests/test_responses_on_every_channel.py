@@ -17,12 +17,12 @@ import pytest
 
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate.testing.logs import consume_logs
-from faregate_adapter_cohere import COHERE_CHANNEL_TYPE
+from faregate_adapter_cohere.provider import COHERE_CHANNEL_TYPE
 from faregate_adapter_cohere.testing import CHAT_MODEL as COHERE_MODEL
 from faregate_adapter_cohere.testing import REPLY_PREFIX as COHERE_REPLY
 from faregate_adapter_cohere.testing import FakeCohere
 from faregate_adapter_cohere.testing.fixtures import FAKE_COHERE_KEY
-from faregate_adapter_dify import DIFY_CHANNEL_TYPE
+from faregate_adapter_dify.provider import DIFY_CHANNEL_TYPE
 from faregate_adapter_dify.testing import APP_MODEL as DIFY_MODEL
 from faregate_adapter_dify.testing import REPLY_PREFIX as DIFY_REPLY
 from faregate_adapter_dify.testing import FakeDify

@@ -57,7 +57,7 @@ async def _oauth_works(admin: AdminClient, http: httpx.AsyncClient) -> None:
 
 
 async def _telegram_works(admin: AdminClient, http: httpx.AsyncClient) -> None:
-    from faregate_auth_telegram import sign
+    from faregate_auth_telegram.widget import sign
 
     data = sign({"id": "1", "first_name": "T", "auth_date": str(int(time.time()))}, BOT_TOKEN)
     answer = (await http.get("/api/oauth/telegram/login", params=data)).json()

@@ -13,7 +13,7 @@ import httpx
 
 from faregate.db import models as m
 from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayServer
-from faregate_auth_telegram import sign
+from faregate_auth_telegram.widget import sign
 
 BOT_TOKEN = "123456:bot-token-for-tests"
 

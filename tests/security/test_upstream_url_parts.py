@@ -15,7 +15,8 @@ import pytest
 from yarl import URL
 
 from faregate.api import GatewayError, UpstreamTarget
-from faregate_adapter_openai import AzureOpenAIProvider, OpenAIProvider
+from faregate_adapter_openai.azure import AzureOpenAIProvider
+from faregate_adapter_openai.provider import OpenAIProvider
 
 AZURE = AzureOpenAIProvider()
 OPENAI = OpenAIProvider()

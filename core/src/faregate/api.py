@@ -56,122 +56,128 @@ What is here, by concept:
 
 from __future__ import annotations
 
-from faregate import __version__, hookimpl
-from faregate.accounts.notify import Notification, Notifier, NotifyError, NotifyTarget
-from faregate.accounts.service import EMAIL_VERIFICATION, Account, OneTimeSecret, SignupError
-from faregate.billing.ledger import LogEntry, Reservation
-from faregate.billing.pending import UsageRecorder
-from faregate.billing.pricing import Price, prompt_bound, usage_quota
-from faregate.billing.ratios import matching_name
-from faregate.bounds import INT64_MAX, INT64_MIN, NumberBound, check_numbers
-from faregate.canonical import (
-    ChatRequest,
-    ChatResponse,
-    ContentPart,
-    ImagePart,
-    Message,
-    Reasoning,
-    ReasoningDelta,
-    ReasoningPart,
-    Role,
-    StopReason,
-    StreamError,
-    StreamEvent,
-    StreamStart,
-    StreamStop,
-    TextDelta,
-    TextPart,
-    Tool,
-    ToolCallDelta,
-    ToolCallPart,
-    ToolChoice,
-    ToolResultPart,
-    Usage,
-    UsageEvent,
-)
-from faregate.contracts import (
-    WEBSOCKET,
-    Authenticator,
-    AuthRequest,
-    BalanceFetch,
-    ChannelProbe,
-    DbModels,
-    InboundFormat,
-    ModelInfo,
-    PassthroughStream,
-    PaymentProvider,
-    Provider,
-    RequestSummary,
-    Route,
-    SecondFactor,
-    StorageBackend,
-    StreamEncoder,
-    StreamParser,
-    TokenCount,
-    UpstreamRequest,
-    UpstreamTarget,
-)
-from faregate.contracts.inbound import InboundRequest, Outcome, WebSocketPeer
-from faregate.contracts.payments import (
-    Checkout,
-    Payer,
-    PaymentAsk,
-    PaymentEvent,
-    PaymentRefused,
-    PaymentRoutes,
-    Quote,
-    TopUpOrder,
-    Webhook,
-    WebhookRejected,
-    unset_problem,
-)
-from faregate.db.models import ROLE_ADMIN, ROLE_ROOT, ROLE_USER
-from faregate.errors import ErrorKind, GatewayError, RateLimitInfo, bad_request, error_kind, upstream_error
-from faregate.exchange.attempts import AttemptFailed, Operation
-from faregate.exchange.chat import ChatDriver, ChatOperation, NativeEndpoint, stream_outcome
-from faregate.exchange.exchange import MAX_OUTPUT_TOKENS, REQUEST_ID_HEADER, Exchange
-from faregate.exchange.policies import (
-    ChannelFilter,
-    ChannelSelector,
-    EndpointDriver,
-    Pricer,
-    QuotaCheck,
-    RequestRewriter,
-)
-from faregate.exchange.recount import offer_exact_recount, settle_on_prompt
-from faregate.exchange.recount import prepare as prepare_exact_recount
-from faregate.exchange.routing import map_model
-from faregate.framing import Framing, FramingError, parse_sse_event, splitter_for, sse_bytes
-from faregate.jsonutil import JSONDecodeError
-from faregate.jsonutil import dumps as json_dumps
-from faregate.jsonutil import dumps_str as json_dumps_str
-from faregate.jsonutil import loads as json_loads
-from faregate.kit import HttpJsonProvider, join_url, malformed_response
-from faregate.management.accounts_door import Accounts
-from faregate.management.channel_test_kinds import probe_body
-from faregate.management.common import BadInput, fail, guarded, ok, public, require, require_session
-from faregate.management.openapi import Body, Done, Ok, Shape
-from faregate.management.verification import secure_verified
-from faregate.multipart import FilePart, Form, is_multipart
-from faregate.net import AddressCategory, BlockedAddress, Fetched, FetchError, GuardedFetcher
-from faregate.observe.report import ExchangeReport
-from faregate.payments.money import from_minor_units, minor_unit, parse_money, quote_top_up, to_minor_units
-from faregate.payments.orders import Completion, TopUpOutcome, complete_top_up, create_top_up, expire_top_up
-from faregate.principals import Principal, TokenEntry, UserEntry, bearer_token
-from faregate.services import Balance, Services
-from faregate.settings import Setting, Settings
-from faregate.state import option_specs as option_parsers
-from faregate.state.option_specs import OptionSpec
-from faregate.state.snapshot import ChannelEntry
-from faregate.tokens import TokenCounter, TokenEstimator, Tokenizer, estimator, exact_counting
-from faregate.upstream import (
-    UpstreamAddressRefused,
-    UpstreamClient,
-    UpstreamResponse,
-    UpstreamTransportError,
-    UpstreamWebSocket,
-    WebSocketHandshake,
-)
+import typing as _typing
+
+# the names are imported when first asked for (PEP 562, below): a plugin loaded only to declare
+# its settings (`faregate config show`) need not import Quart, tortoise and the relay; these
+# imports are what type checkers, import-linter and readers see, and tests/test_plugin_api.py
+# checks that they and _WHERE name the same objects
+if _typing.TYPE_CHECKING:
+    from faregate import __version__, hookimpl
+    from faregate.accounts.notify import Notification, Notifier, NotifyError, NotifyTarget
+    from faregate.accounts.service import EMAIL_VERIFICATION, Account, OneTimeSecret, SignupError
+    from faregate.billing.ledger import LogEntry, Reservation
+    from faregate.billing.pending import UsageRecorder
+    from faregate.billing.pricing import Price, prompt_bound, usage_quota
+    from faregate.billing.ratios import matching_name
+    from faregate.bounds import INT64_MAX, INT64_MIN, NumberBound, check_numbers
+    from faregate.canonical import (
+        ChatRequest,
+        ChatResponse,
+        ContentPart,
+        ImagePart,
+        Message,
+        Reasoning,
+        ReasoningDelta,
+        ReasoningPart,
+        Role,
+        StopReason,
+        StreamError,
+        StreamEvent,
+        StreamStart,
+        StreamStop,
+        TextDelta,
+        TextPart,
+        Tool,
+        ToolCallDelta,
+        ToolCallPart,
+        ToolChoice,
+        ToolResultPart,
+        Usage,
+        UsageEvent,
+    )
+    from faregate.contracts import (
+        WEBSOCKET,
+        Authenticator,
+        AuthRequest,
+        BalanceFetch,
+        ChannelProbe,
+        InboundFormat,
+        ModelInfo,
+        PassthroughStream,
+        PaymentProvider,
+        Provider,
+        RequestSummary,
+        Route,
+        SecondFactor,
+        StreamEncoder,
+        StreamParser,
+        TokenCount,
+        UpstreamRequest,
+        UpstreamTarget,
+    )
+    from faregate.contracts.inbound import InboundRequest, Outcome, WebSocketPeer
+    from faregate.contracts.payments import (
+        Checkout,
+        Payer,
+        PaymentAsk,
+        PaymentEvent,
+        PaymentRefused,
+        PaymentRoutes,
+        Quote,
+        TopUpOrder,
+        Webhook,
+        WebhookRejected,
+        unset_problem,
+    )
+    from faregate.db.backend import DbModels, StorageBackend  # also in faregate.contracts, which imports more
+    from faregate.db.models import ROLE_ADMIN, ROLE_ROOT, ROLE_USER
+    from faregate.errors import ErrorKind, GatewayError, RateLimitInfo, bad_request, error_kind, upstream_error
+    from faregate.exchange.attempts import AttemptFailed, Operation
+    from faregate.exchange.chat import ChatDriver, ChatOperation, NativeEndpoint, stream_outcome
+    from faregate.exchange.exchange import MAX_OUTPUT_TOKENS, REQUEST_ID_HEADER, Exchange
+    from faregate.exchange.policies import (
+        ChannelFilter,
+        ChannelSelector,
+        EndpointDriver,
+        Pricer,
+        QuotaCheck,
+        RequestRewriter,
+    )
+    from faregate.exchange.recount import offer_exact_recount, settle_on_prompt
+    from faregate.exchange.recount import prepare as prepare_exact_recount
+    from faregate.exchange.routing import map_model
+    from faregate.framing import Framing, FramingError, parse_sse_event, splitter_for, sse_bytes
+    from faregate.jsonutil import JSONDecodeError
+    from faregate.jsonutil import dumps as json_dumps
+    from faregate.jsonutil import dumps_str as json_dumps_str
+    from faregate.jsonutil import loads as json_loads
+    from faregate.kit import HttpJsonProvider, join_url, malformed_response
+    from faregate.management.accounts_door import Accounts
+    from faregate.management.channel_test_kinds import probe_body
+    from faregate.management.common import BadInput, fail, guarded, ok, public, require, require_session
+    from faregate.management.openapi import Body, Done, Ok, Shape
+    from faregate.management.verification import secure_verified
+    from faregate.multipart import FilePart, Form, is_multipart
+    from faregate.net import AddressCategory, BlockedAddress, Fetched, FetchError, GuardedFetcher
+    from faregate.observe.report import ExchangeReport
+    from faregate.payments.money import from_minor_units, minor_unit, parse_money, quote_top_up, to_minor_units
+    from faregate.payments.orders import Completion, TopUpOutcome, complete_top_up, create_top_up, expire_top_up
+    from faregate.principals import Principal, TokenEntry, UserEntry, bearer_token
+    from faregate.services import Balance, Services
+    from faregate.settings import Setting, Settings
+    from faregate.state import option_specs as option_parsers
+    from faregate.state.option_specs import OptionSpec
+    from faregate.state.snapshot import ChannelEntry
+    from faregate.tokens import TokenCounter, TokenEstimator, Tokenizer, estimator, exact_counting
+    from faregate.upstream import (
+        UpstreamAddressRefused,
+        UpstreamClient,
+        UpstreamResponse,
+        UpstreamTransportError,
+        UpstreamWebSocket,
+        WebSocketHandshake,
+    )
 
 __all__ = [
     "EMAIL_VERIFICATION",
@@ -348,3 +354,90 @@ __all__ = [
     "upstream_error",
     "usage_quota",
 ]
+
+#: the module each name comes from (the imports above, for the running program)
+_SOURCES: dict[str, tuple[str, ...]] = {
+    "faregate": ("__version__", "hookimpl"),
+    "faregate.accounts.notify": ("Notification", "Notifier", "NotifyError", "NotifyTarget"),
+    "faregate.accounts.service": ("EMAIL_VERIFICATION", "Account", "OneTimeSecret", "SignupError"),
+    "faregate.billing.ledger": ("LogEntry", "Reservation"),
+    "faregate.billing.pending": ("UsageRecorder",),
+    "faregate.billing.pricing": ("Price", "prompt_bound", "usage_quota"),
+    "faregate.billing.ratios": ("matching_name",),
+    "faregate.bounds": ("INT64_MAX", "INT64_MIN", "NumberBound", "check_numbers"),
+    "faregate.canonical": ("ChatRequest", "ChatResponse", "ContentPart", "ImagePart", "Message", "Reasoning",
+        "ReasoningDelta", "ReasoningPart", "Role", "StopReason", "StreamError", "StreamEvent", "StreamStart",
+        "StreamStop", "TextDelta", "TextPart", "Tool", "ToolCallDelta", "ToolCallPart", "ToolChoice",
+        "ToolResultPart", "Usage", "UsageEvent"),
+    "faregate.contracts": ("WEBSOCKET", "Authenticator", "AuthRequest", "BalanceFetch", "ChannelProbe",
+        "InboundFormat", "ModelInfo", "PassthroughStream", "PaymentProvider", "Provider",
+        "RequestSummary", "Route", "SecondFactor", "StreamEncoder", "StreamParser",
+        "TokenCount", "UpstreamRequest", "UpstreamTarget"),
+    "faregate.contracts.inbound": ("InboundRequest", "Outcome", "WebSocketPeer"),
+    "faregate.contracts.payments": ("Checkout", "Payer", "PaymentAsk", "PaymentEvent", "PaymentRefused",
+        "PaymentRoutes", "Quote", "TopUpOrder", "Webhook", "WebhookRejected", "unset_problem"),
+    "faregate.db.backend": ("DbModels", "StorageBackend"),
+    "faregate.db.models": ("ROLE_ADMIN", "ROLE_ROOT", "ROLE_USER"),
+    "faregate.errors": ("ErrorKind", "GatewayError", "RateLimitInfo", "bad_request", "error_kind",
+        "upstream_error"),
+    "faregate.exchange.attempts": ("AttemptFailed", "Operation"),
+    "faregate.exchange.chat": ("ChatDriver", "ChatOperation", "NativeEndpoint", "stream_outcome"),
+    "faregate.exchange.exchange": ("MAX_OUTPUT_TOKENS", "REQUEST_ID_HEADER", "Exchange"),
+    "faregate.exchange.policies": ("ChannelFilter", "ChannelSelector", "EndpointDriver", "Pricer",
+        "QuotaCheck", "RequestRewriter"),
+    "faregate.exchange.recount": ("offer_exact_recount", "settle_on_prompt"),
+    "faregate.exchange.routing": ("map_model",),
+    "faregate.framing": ("Framing", "FramingError", "parse_sse_event", "splitter_for", "sse_bytes"),
+    "faregate.jsonutil": ("JSONDecodeError",),
+    "faregate.kit": ("HttpJsonProvider", "join_url", "malformed_response"),
+    "faregate.management.accounts_door": ("Accounts",),
+    "faregate.management.channel_test_kinds": ("probe_body",),
+    "faregate.management.common": ("BadInput", "fail", "guarded", "ok", "public", "require", "require_session"),
+    "faregate.management.openapi": ("Body", "Done", "Ok", "Shape"),
+    "faregate.management.verification": ("secure_verified",),
+    "faregate.multipart": ("FilePart", "Form", "is_multipart"),
+    "faregate.net": ("AddressCategory", "BlockedAddress", "Fetched", "FetchError", "GuardedFetcher"),
+    "faregate.observe.report": ("ExchangeReport",),
+    "faregate.payments.money": ("from_minor_units", "minor_unit", "parse_money", "quote_top_up",
+        "to_minor_units"),
+    "faregate.payments.orders": ("Completion", "TopUpOutcome", "complete_top_up", "create_top_up",
+        "expire_top_up"),
+    "faregate.principals": ("Principal", "TokenEntry", "UserEntry", "bearer_token"),
+    "faregate.services": ("Balance", "Services"),
+    "faregate.settings": ("Setting", "Settings"),
+    "faregate.state.option_specs": ("OptionSpec",),
+    "faregate.state.snapshot": ("ChannelEntry",),
+    "faregate.tokens": ("TokenCounter", "TokenEstimator", "Tokenizer", "estimator", "exact_counting"),
+    "faregate.upstream": ("UpstreamAddressRefused", "UpstreamClient", "UpstreamResponse",
+        "UpstreamTransportError", "UpstreamWebSocket", "WebSocketHandshake"),
+}
+#: names the API gives under another name: ``name: (module, attribute)``; no attribute: the module
+_RENAMED: dict[str, tuple[str, str]] = {
+    "prepare_exact_recount": ("faregate.exchange.recount", "prepare"),
+    "json_dumps": ("faregate.jsonutil", "dumps"),
+    "json_dumps_str": ("faregate.jsonutil", "dumps_str"),
+    "json_loads": ("faregate.jsonutil", "loads"),
+    "option_parsers": ("faregate.state.option_specs", ""),
+}
+_WHERE: dict[str, tuple[str, str]] = {
+    **{name: (module, name) for module, names in _SOURCES.items() for name in names},
+    **_RENAMED,
+}
+
+if not _typing.TYPE_CHECKING:  # type checkers see the imports above, and no catch-all attribute
+
+    def __getattr__(name: str) -> object:
+        """One name of the API, imported on first use and kept (PEP 562)."""
+        try:
+            module_name, attribute = _WHERE[name]
+        except KeyError:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        import importlib
+
+        module = importlib.import_module(module_name)
+        value = getattr(module, attribute) if attribute else module
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

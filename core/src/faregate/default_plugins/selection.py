@@ -4,12 +4,16 @@ priority level."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from faregate import hookimpl
-from faregate.exchange.policies import ChannelSelector
-from faregate.exchange.routing import DefaultSelector
+
+if TYPE_CHECKING:
+    from faregate.exchange.policies import ChannelSelector
 
 
 @hookimpl(trylast=True)
 def register_channel_selectors(register: Callable[[ChannelSelector], None]) -> None:
+    from faregate.exchange.routing import DefaultSelector  # here: loading the plugins need not import it
+
     register(DefaultSelector())

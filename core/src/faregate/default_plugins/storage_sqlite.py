@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from faregate import hookimpl
-from faregate.contracts import StorageBackend
+from faregate.db.backend import StorageBackend
 from faregate.db.dsn import sqlite_file
 
 

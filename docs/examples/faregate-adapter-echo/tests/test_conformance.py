@@ -5,7 +5,7 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 
 from faregate.testing.adapter_conformance import AdapterConformance
-from faregate_adapter_echo import ECHO_CHANNEL_TYPE
+from faregate_adapter_echo.provider import ECHO_CHANNEL_TYPE
 from faregate_adapter_echo.testing import FakeEcho
 
 

@@ -20,7 +20,7 @@ from faregate.api import Price, Usage, usage_quota
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate.testing.logs import consume_logs
 from faregate.testing.plugins import installed, registered
-from faregate_adapter_echo import ECHO_CHANNEL_TYPE, EchoProvider
+from faregate_adapter_echo.provider import ECHO_CHANNEL_TYPE, EchoProvider
 from faregate_adapter_echo.testing import FakeEcho
 
 # The plugin set under test: this plugin plus the one that serves OpenAI's format to

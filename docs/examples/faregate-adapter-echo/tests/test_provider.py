@@ -17,7 +17,7 @@ from faregate.api import (
     Usage,
     UsageEvent,
 )
-from faregate_adapter_echo import EchoProvider
+from faregate_adapter_echo.provider import EchoProvider
 
 
 def target(stream: bool = False) -> UpstreamTarget:

@@ -15,7 +15,7 @@ import pytest_asyncio
 
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate.testing.logs import consume_logs
-from faregate_adapter_cohere import COHERE_CHANNEL_TYPE
+from faregate_adapter_cohere.provider import COHERE_CHANNEL_TYPE
 from faregate_adapter_cohere.testing import CHAT_MODEL, RERANK_MODEL, FakeCohere
 from faregate_adapter_cohere.testing.fixtures import FAKE_COHERE_KEY
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from faregate.api import GatewayError
-from faregate_adapter_cohere import CohereProvider
+from faregate_adapter_cohere.provider import CohereProvider
 from faregate_adapter_cohere.testing import CHAT_MODEL, DEFAULT_MODELS, RERANK_MODEL
 
 Deployment = Any  # conftest's Deployment: a gateway, the fake Cohere, a Cohere channel

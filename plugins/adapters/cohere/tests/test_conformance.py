@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 
 from faregate.testing.adapter_conformance import AdapterConformance
-from faregate_adapter_cohere import COHERE_CHANNEL_TYPE
+from faregate_adapter_cohere.provider import COHERE_CHANNEL_TYPE
 from faregate_adapter_cohere.testing import FakeCohere
 
 

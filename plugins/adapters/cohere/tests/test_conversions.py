@@ -26,7 +26,7 @@ from faregate.api import (
     UpstreamTarget,
     UsageEvent,
 )
-from faregate_adapter_cohere import CohereProvider
+from faregate_adapter_cohere.provider import CohereProvider
 from faregate_adapter_cohere.testing import FakeCohere
 from faregate_adapter_cohere.testing.schema import chat_request_problem, validate_chat_response, validate_stream_event
 

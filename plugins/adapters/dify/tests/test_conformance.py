@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 
 from faregate.testing.adapter_conformance import AdapterConformance
-from faregate_adapter_dify import DIFY_CHANNEL_TYPE
+from faregate_adapter_dify.provider import DIFY_CHANNEL_TYPE
 from faregate_adapter_dify.testing import APP_MODEL, FakeDify
 
 

@@ -15,7 +15,7 @@ import pytest_asyncio
 
 from faregate.testing.harness import AdminClient
 from faregate.testing.logs import consume_logs
-from faregate_adapter_dify import DIFY_CHANNEL_TYPE
+from faregate_adapter_dify.provider import DIFY_CHANNEL_TYPE
 from faregate_adapter_dify.testing import APP_MODEL, REPLY_PREFIX, THINKING_TEXT, FakeDify, Fault, words
 from faregate_adapter_dify.testing.fixtures import FAKE_DIFY_KEY
 

@@ -10,9 +10,8 @@ import httpx
 import pytest
 
 from faregate.api import GatewayError, UpstreamRequest, UpstreamTarget
-from faregate_adapter_openai import OpenAIProvider
 from faregate_adapter_openai.billing import usage_window
-from faregate_adapter_openai.provider import DEFAULT_YUAN_PER_DOLLAR
+from faregate_adapter_openai.provider import DEFAULT_YUAN_PER_DOLLAR, OpenAIProvider
 from faregate_adapter_openai.testing import FakeOpenAI
 
 

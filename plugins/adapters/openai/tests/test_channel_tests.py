@@ -12,9 +12,9 @@ import pytest
 
 from faregate.api import UpstreamTarget
 from faregate.testing.harness import AdminClient
-from faregate_adapter_openai import OpenAIProvider
 from faregate_adapter_openai.jina import JinaProvider
 from faregate_adapter_openai.probes import PROBES
+from faregate_adapter_openai.provider import OpenAIProvider
 from faregate_adapter_openai.testing.jina import FakeJina
 
 RERANKER, EMBEDDER = "jina-reranker-v2-base-multilingual", "jina-embeddings-v3"

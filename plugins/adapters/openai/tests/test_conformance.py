@@ -11,8 +11,8 @@ import pytest_asyncio
 
 from faregate.api import Provider, hookimpl
 from faregate.testing.adapter_conformance import AdapterConformance, FormatConformance
-from faregate_adapter_openai import OpenAICompatibleProvider
 from faregate_adapter_openai.format import FORMAT_NAME
+from faregate_adapter_openai.provider import OpenAICompatibleProvider
 from faregate_adapter_openai.testing import FakeOpenAI
 
 UPSTREAM_KEY = "sk-openai-upstream"

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from faregate.api import ChatRequest, GatewayError, Message, TextPart, UpstreamTarget, json_loads
-from faregate_adapter_openai import AzureOpenAIProvider, OpenAIProvider
+from faregate_adapter_openai.azure import AzureOpenAIProvider
 from faregate_adapter_openai.presets import FAREGATE_TYPES, PRESETS
+from faregate_adapter_openai.provider import OpenAIProvider
 
 OPENAI = OpenAIProvider()
 AZURE = AzureOpenAIProvider()

@@ -16,7 +16,7 @@ import pytest_asyncio
 
 from faregate.testing.harness import AdminClient
 from faregate.testing.logs import consume_logs
-from faregate_adapter_replicate import REPLICATE_CHANNEL_TYPE
+from faregate_adapter_replicate.provider import REPLICATE_CHANNEL_TYPE
 from faregate_adapter_replicate.testing import FLUX_PRO, FLUX_SCHNELL, PNG, FakeReplicate
 from faregate_adapter_replicate.testing.fixtures import FAKE_REPLICATE_KEY
 

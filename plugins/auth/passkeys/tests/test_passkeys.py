@@ -8,7 +8,7 @@ import httpx
 
 from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayServer
 from faregate.testing.tables import pending_migrations
-from faregate_auth_passkeys import TABLES
+from faregate_auth_passkeys.models import TABLES
 from faregate_auth_passkeys.testing import SoftAuthenticator
 
 ORIGIN = "http://localhost:3000"

@@ -9,7 +9,7 @@ import time
 import httpx
 
 from faregate.testing.harness import AdminClient, GatewayServer
-from faregate_auth_telegram import sign
+from faregate_auth_telegram.widget import sign
 
 BOT_TOKEN = "123456:bot-token-for-tests"
 

@@ -15,7 +15,7 @@ import pytest_asyncio
 from opentelemetry.trace import StatusCode
 
 from faregate.testing.harness import AdminClient, GatewayServer
-from faregate_otel import ExchangeTracer
+from faregate_otel.tracing import ExchangeTracer
 
 from .conftest import Exported
 

@@ -8,7 +8,8 @@ import pytest
 
 from faregate.api import Settings
 from faregate.testing.plugins import installed, registered
-from faregate_otel import SETTINGS, ExchangeTracer
+from faregate_otel.config import SETTINGS
+from faregate_otel.tracing import ExchangeTracer
 
 PLUGIN = "faregate-otel"
 

@@ -11,7 +11,8 @@ import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
 from faregate.api import ExchangeReport
-from faregate_otel import ExchangeTracer, OtelConfig
+from faregate_otel.config import OtelConfig
+from faregate_otel.tracing import ExchangeTracer
 
 from .conftest import Exported
 

@@ -15,7 +15,7 @@ import pytest_asyncio
 from faregate.api import Quote, create_top_up
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate.testing.payments import declare_oversized, order, quota_of, replay, top_up_logs, user_session
-from faregate_payment_epay import sign
+from faregate_payment_epay.provider import sign
 from faregate_payment_epay.testing import FakeEpay
 
 UNIT = 500_000

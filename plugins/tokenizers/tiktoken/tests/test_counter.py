@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from faregate_tokenizer_tiktoken import TiktokenCounter, encoding_name, offline, preload
-from faregate_tokenizer_tiktoken.counter import CHUNK, pieces
+from faregate_tokenizer_tiktoken import offline, preload
+from faregate_tokenizer_tiktoken.counter import CHUNK, TiktokenCounter, encoding_name, pieces
 
 ROOT = Path(__file__).resolve().parents[4]
 

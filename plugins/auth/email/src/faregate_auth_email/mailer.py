@@ -11,20 +11,9 @@ from email.utils import formataddr
 
 import aiosmtplib
 
-from faregate.api import Notification, NotifyTarget, OptionSpec, Services, option_parsers
+from faregate.api import Notification, NotifyTarget, Services
 
 log = logging.getLogger("faregate_auth_email")
-
-OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("SMTPServer", "", "SMTP server host name (empty: no email is sent).", option_parsers.text(255)),
-    OptionSpec("SMTPPort", "587", "SMTP server port (465 with SMTPSSLEnabled, 587 or 25 with STARTTLS).",
-               option_parsers.integer(1, 65535)),
-    OptionSpec("SMTPAccount", "", "SMTP login (empty: no authentication).", option_parsers.text(255)),
-    OptionSpec("SMTPFrom", "", "Sender address (empty: SMTPAccount).", option_parsers.text(255)),
-    OptionSpec("SMTPToken", "", "SMTP password or app token.", option_parsers.text(1024), secret=True),
-    OptionSpec("SMTPSSLEnabled", "false", "Implicit TLS from the first byte (port 465); otherwise STARTTLS is "
-               "used whenever the server offers it.", option_parsers.boolean),
-)
 
 #: seconds for the whole conversation with the SMTP server
 TIMEOUT = 15.0

@@ -6,12 +6,15 @@ Host header (which a client chooses)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
 from pydantic import Field
 
-from faregate.api import OptionSpec, Services, Setting, option_parsers
+from faregate.api import OptionSpec, Setting, option_parsers
+
+if TYPE_CHECKING:
+    from faregate.api import Services
 
 
 def _origins(value: str) -> list[str]:

@@ -6,7 +6,11 @@ from __future__ import annotations
 from tortoise import fields
 from tortoise.models import Model
 
+from faregate.api import DbModels
+
 APP = "auth_passkeys"
+#: the tables and their migrations, as ``register_db_models`` hands them over
+TABLES = DbModels(app=APP, models="faregate_auth_passkeys.models", migrations="faregate_auth_passkeys.migrations")
 
 
 class PasskeyCredential(Model):

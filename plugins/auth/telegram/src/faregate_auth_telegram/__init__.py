@@ -1,20 +1,21 @@
 """Faregate plugin: Telegram login (the login widget) and account binding, with new-api's
 paths (``/api/oauth/telegram/login``, ``/api/oauth/telegram/bind``) and options.
 
-The entry point in ``pyproject.toml`` names this module."""
+The entry point in ``pyproject.toml`` names this module. The routes are imported when they are
+registered: every command loads the plugins, most need only their settings."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from faregate.api import OptionSpec, Services, Setting, hookimpl, option_parsers
-from faregate_auth_telegram.routes import make_blueprint
-from faregate_auth_telegram.widget import WidgetRefused, check, sign
+from faregate.api import OptionSpec, Setting, hookimpl, option_parsers
 
-__all__ = ["WidgetRefused", "check", "sign"]
+if TYPE_CHECKING:
+    from faregate.api import Services
+
 __version__ = "0.1.0"
 
 
@@ -30,4 +31,6 @@ def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
 
 @hookimpl
 def register_routes(register: Callable[..., Any], services: Services) -> None:
+    from faregate_auth_telegram.routes import make_blueprint
+
     register(make_blueprint(services))

@@ -3,28 +3,29 @@ codes: new-api's ``/api/user/2fa/*`` routes, the ``2fa`` second factor that guar
 (``POST /api/user/login/2fa``), secure verification (``POST /api/verify``) and the admin's
 removal (``DELETE /api/user/{id}/2fa``).
 
-The entry point in ``pyproject.toml`` names this module."""
+The entry point in ``pyproject.toml`` names this module. Its hooks import what they register:
+every command loads the plugins, and most never build a gateway."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from faregate.api import DbModels, SecondFactor, Services, hookimpl
-from faregate_auth_totp.factor import TotpFactor
-from faregate_auth_totp.models import APP
-from faregate_auth_totp.routes import make_blueprint
+from faregate.api import hookimpl
 
-__all__ = ["TABLES", "TotpFactor"]
+if TYPE_CHECKING:
+    from faregate.api import DbModels, SecondFactor, Services
+    from faregate_auth_totp.factor import TotpFactor
+
 __version__ = "0.1.0"
-
-TABLES = DbModels(app=APP, models="faregate_auth_totp.models", migrations="faregate_auth_totp.migrations")
 
 #: each gateway's factor, by its services (a process may build several gateways: tests do)
 _factors: dict[int, TotpFactor] = {}
 
 
 def _factor(services: Services) -> TotpFactor:
+    from faregate_auth_totp.factor import TotpFactor
+
     factor = _factors.get(id(services))
     if factor is None or factor.accounts is not services.accounts:
         factor = _factors[id(services)] = TotpFactor(services.accounts)
@@ -33,6 +34,8 @@ def _factor(services: Services) -> TotpFactor:
 
 @hookimpl
 def register_db_models(register: Callable[[DbModels], None]) -> None:
+    from faregate_auth_totp.models import TABLES
+
     register(TABLES)
 
 
@@ -43,4 +46,6 @@ def register_second_factors(register: Callable[[SecondFactor], None], services: 
 
 @hookimpl
 def register_routes(register: Callable[..., Any], services: Services) -> None:
+    from faregate_auth_totp.routes import make_blueprint
+
     register(make_blueprint(services, _factor(services)))

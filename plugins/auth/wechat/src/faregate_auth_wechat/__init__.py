@@ -1,18 +1,19 @@
 """Faregate plugin: WeChat login and binding through a WeChat server (new-api's
 ``/api/oauth/wechat`` and ``/api/oauth/wechat/bind``, its ``WeChat*`` options).
 
-The entry point in ``pyproject.toml`` names this module."""
+The entry point in ``pyproject.toml`` names this module. The routes are imported when they are
+registered: every command loads the plugins, most need only their settings."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from faregate.api import OptionSpec, Services, Setting, hookimpl, option_parsers
-from faregate_auth_wechat.routes import make_blueprint
-from faregate_auth_wechat.server import WeChatRefused, openid_for
+from faregate.api import OptionSpec, Setting, hookimpl, option_parsers
 
-__all__ = ["WeChatRefused", "openid_for"]
+if TYPE_CHECKING:
+    from faregate.api import Services
+
 __version__ = "0.1.0"
 
 
@@ -38,4 +39,6 @@ def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
 
 @hookimpl
 def register_routes(register: Callable[..., Any], services: Services) -> None:
+    from faregate_auth_wechat.routes import make_blueprint
+
     register(make_blueprint(services))

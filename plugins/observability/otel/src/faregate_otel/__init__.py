@@ -4,7 +4,8 @@ and nothing else (no observer, no provider, no thread).
 
 The entry point in ``pyproject.toml`` names this module. Per gateway (each worker builds
 its own): the observer is registered when the gateway is built, its tracer provider starts
-at ``startup`` and is shut down (the queued spans exported) at ``shutdown``.
+at ``startup`` and is shut down (the queued spans exported) at ``shutdown``. The hooks import
+OpenTelemetry when a gateway is built with tracing on: every command loads the plugins.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from faregate.api import OptionSpec, Services, Setting, hookimpl
-from faregate_otel.config import SETTINGS, OtelConfig
-from faregate_otel.tracing import ExchangeTracer, Observer
+from faregate.api import hookimpl
 
-__all__ = ["SETTINGS", "ExchangeTracer", "OtelConfig"]
+if TYPE_CHECKING:
+    from faregate.api import OptionSpec, Services, Setting
+    from faregate_otel.tracing import ExchangeTracer, Observer
+
 __version__ = "0.1.0"
 
 #: each gateway's tracer, by its ``services`` (which take no weak reference); weak values,
@@ -27,16 +30,22 @@ _tracers: weakref.WeakValueDictionary[int, ExchangeTracer] = weakref.WeakValueDi
 
 @hookimpl
 def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
+    from faregate_otel.config import SETTINGS
+
     for setting in SETTINGS:
         register(setting)
 
 
 @hookimpl
 def register_exchange_observers(register: Callable[[Observer], None], services: Services) -> None:
+    from faregate_otel.config import OtelConfig
+
     config = OtelConfig.read(services.settings)
     _tracers.pop(id(services), None)
     if not config.enabled:
         return
+    from faregate_otel.tracing import ExchangeTracer
+
     tracer = ExchangeTracer(config)
     _tracers[id(services)] = tracer
     register(tracer)

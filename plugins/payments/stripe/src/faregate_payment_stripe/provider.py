@@ -14,7 +14,6 @@ from pydantic import Field, StringConstraints
 from faregate.api import (
     Body,
     Checkout,
-    OptionSpec,
     PaymentAsk,
     PaymentEvent,
     PaymentProvider,
@@ -22,52 +21,22 @@ from faregate.api import (
     PaymentRoutes,
     Quote,
     Services,
-    Setting,
     TopUpOrder,
     Webhook,
     WebhookRejected,
     from_minor_units,
     json_loads,
-    option_parsers,
     quote_top_up,
     to_minor_units,
     unset_problem,
 )
 from faregate_payment_stripe import signature
+from faregate_payment_stripe.options import MAX_AMOUNT
 
 NAME = "stripe"
-#: the largest amount one payment may buy (new-api's limit)
-MAX_AMOUNT = 10_000
 PAID_EVENTS = ("checkout.session.completed", "checkout.session.async_payment_succeeded")
 ENDED_EVENTS = ("checkout.session.expired", "checkout.session.async_payment_failed")
 Url = Annotated[str, StringConstraints(max_length=2048)]
-
-
-def _currency(value: str) -> str:
-    value = value.strip().upper()
-    if len(value) != 3 or not value.isascii() or not value.isalpha():
-        raise ValueError("expected a three-letter ISO 4217 currency code")
-    return value
-
-
-OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("StripeApiSecret", "", "Stripe secret key (sk_… or a restricted rk_…) creating Checkout Sessions.",
-               option_parsers.text(255), secret=True),
-    OptionSpec("StripeWebhookSecret", "", "The signing secret (whsec_…) of the Stripe webhook endpoint "
-               "{ServerAddress}/api/stripe/webhook.", option_parsers.text(255), secret=True),
-    OptionSpec("StripePriceId", "", "A Stripe Price (price_…) sold once per unit; empty: each session is priced "
-               "from StripeUnitPrice, the group ratio and the amount discount.", option_parsers.text(255)),
-    OptionSpec("StripeUnitPrice", "8.0", "Money per unit bought (one US dollar of quota), in StripeCurrency; with "
-               "StripePriceId it must equal that price's unit amount.", option_parsers.number(0, 1e6)),
-    OptionSpec("StripeCurrency", "CNY", "The currency of StripeUnitPrice and of the sessions (ISO 4217).", _currency),
-    OptionSpec("StripeMinTopUp", "1", "The fewest units one Stripe payment may buy.",
-               option_parsers.integer(0, MAX_AMOUNT)),
-)
-
-SETTINGS: tuple[Setting, ...] = (
-    Setting("stripe_api_base", "https://api.stripe.com", "Where Stripe's REST API is (a test double or a proxy)."),
-    Setting("stripe_timeout", 30.0, "Seconds to wait for Stripe's API.", float),
-)
 
 
 class StripePay(Body):

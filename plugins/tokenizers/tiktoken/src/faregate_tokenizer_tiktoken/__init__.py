@@ -6,7 +6,8 @@ per gateway (``register_token_counters``); the core asks it where an exact count
 (a bill whose upstream reported no usage, the ``count_tokens`` endpoints). An encoding
 costs about half a second to build and 50 MB a worker, so it is built the first time a
 count needs it, in a thread of its own (that count keeps the estimator's rule), or at
-start with ``FAREGATE_TIKTOKEN_PRELOAD=true``; no request ever waits for a build.
+start with ``FAREGATE_TIKTOKEN_PRELOAD=true``; no request ever waits for a build. tiktoken itself
+is imported when a gateway is built: every command loads the plugins, most never count.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from faregate.api import OptionSpec, Services, Setting, TokenCounter, hookimpl
-from faregate_tokenizer_tiktoken import offline
-from faregate_tokenizer_tiktoken.counter import TiktokenCounter, TiktokenTokenizer, encoding_name
+from faregate.api import Setting, hookimpl
 
-__all__ = ["PRELOAD", "TiktokenCounter", "TiktokenTokenizer", "encoding_name", "preload"]
+if TYPE_CHECKING:
+    from faregate.api import OptionSpec, Services, TokenCounter
+
+__all__ = ["PRELOAD", "preload"]
 __version__ = "0.1.0"
 
 log = logging.getLogger("faregate.plugins.tiktoken")
@@ -31,6 +34,8 @@ PRELOAD = Setting("tiktoken_preload", False, "Build the tiktoken encodings at st
 
 def preload() -> None:
     """Build every shipped encoding now (CPU-bound: call it off the event loop)."""
+    from faregate_tokenizer_tiktoken import offline
+
     for name in offline.ENCODINGS:
         offline.encoding(name)
 
@@ -42,6 +47,8 @@ def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
 
 @hookimpl
 def register_token_counters(register: Callable[[TokenCounter], None]) -> None:
+    from faregate_tokenizer_tiktoken.counter import TiktokenCounter
+
     register(TiktokenCounter())
 
 

@@ -5,16 +5,18 @@ management API (``/api/openapi.json``) and ``/pg/chat/completions``; this plugin
 them and the page shell with a strict Content-Security-Policy. A headless deployment
 leaves the distribution out (or lists ``faregate-web`` in ``FAREGATE_DISABLED_PLUGINS``).
 ``FAREGATE_FRONTEND_DIR`` serves an operator's own built front end (new-api's ``web/dist``)
-in place of the console."""
+in place of the console. The pages' routes are imported when they are registered: every command
+loads the plugins, most need only their settings."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from faregate.api import OptionSpec, Services, Setting, hookimpl
-from faregate_web.frontend import make_frontend_blueprint
-from faregate_web.site import make_blueprint
+from faregate.api import Setting, hookimpl
+
+if TYPE_CHECKING:
+    from faregate.api import OptionSpec, Services
 
 __version__ = "0.1.0"
 
@@ -34,4 +36,11 @@ def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
 @hookimpl
 def register_routes(register: Callable[..., Any], services: Services) -> None:
     directory = str(services.settings.get("frontend_dir") or "")
-    register(make_frontend_blueprint(directory) if directory else make_blueprint(services))
+    if directory:
+        from faregate_web.frontend import make_frontend_blueprint
+
+        register(make_frontend_blueprint(directory))
+    else:
+        from faregate_web.site import make_blueprint
+
+        register(make_blueprint(services))

@@ -10,6 +10,7 @@ docs/openai-endpoints.md#realtime).
 
 from __future__ import annotations
 
-from faregate_adapter_openai.realtime.driver import PATH, REALTIME, SETTINGS, RealtimeDriver, RealtimeProvider
+from faregate_adapter_openai.realtime.driver import PATH, REALTIME, RealtimeDriver, RealtimeProvider
+from faregate_adapter_openai.settings import REALTIME_SETTINGS as SETTINGS
 
 __all__ = ["PATH", "REALTIME", "SETTINGS", "RealtimeDriver", "RealtimeProvider"]
