@@ -14,6 +14,7 @@ import openai
 import pytest
 
 from faregate import channel_monitor
+from faregate.accounts.notify import Notification, NotifyTarget
 from faregate.db import models as m
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate_adapter_openai.testing import FakeOpenAI
@@ -180,3 +181,46 @@ async def test_every_worker_polls_from_its_start(make_gateway: object, fake_open
         while not fake_openai.requests:
             await asyncio.sleep(0.05)
     assert await m.Option.filter(key=channel_monitor.CLAIM_KEY).exists()
+
+
+class Recorder:
+    """A notifier of the webhook kind that keeps what it is given."""
+
+    kind = "webhook"
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, Notification]] = []
+
+    async def send(self, target: NotifyTarget, note: Notification) -> None:
+        self.sent.append((target.username, note))
+
+
+async def test_the_root_is_told_once_when_a_channel_is_disabled_and_once_when_enabled(
+        gateway: GatewayServer, admin: AdminClient, channels: dict[str, int], fake_b: FakeOpenAI) -> None:
+    # new-api's NotifyRootUser: the way the root's own settings say, here its webhook
+    gw, clock, recorder = gateway.gateway, Clock(), Recorder()
+    gw.notifiers["webhook"] = recorder
+    await m.User.filter(role=m.ROLE_ROOT).update(setting='{"notify_type": "webhook"}')
+
+    async def told(count: int) -> list[tuple[str, Notification]]:
+        for _ in range(200):  # the notice goes out in a background task
+            if len(recorder.sent) >= count:
+                break
+            await asyncio.sleep(0.01)
+        return recorder.sent
+
+    fake_b.fail_next(401, "Incorrect API key provided")
+    assert await channel_monitor.tick(gw, clock.next())
+    [(whom, note)] = await told(1)
+    assert whom == "root" and note.type == "channel_update"
+    assert note.title == f"通道「b」（#{channels['b']}）已被禁用"
+    assert note.text().startswith(note.title + "，原因：") and "Incorrect API key" in note.text()
+    # a second disable of the same channel (the relay, another round) tells nobody again
+    assert not await gw.disable_channel(channels["b"], "again")
+    assert await channel_monitor.tick(gw, clock.next())  # b passes: enabled again, told once
+    sent = await told(2)
+    assert [note.title for _, note in sent] == [f"通道「b」（#{channels['b']}）已被禁用",
+                                               f"通道「b」（#{channels['b']}）已被启用"]
+    assert await channel_monitor.tick(gw, clock.next())  # nothing changes: nothing is told
+    await asyncio.sleep(0.05)
+    assert len(recorder.sent) == 2

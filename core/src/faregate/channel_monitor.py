@@ -18,6 +18,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from faregate.accounts.root_notice import channel_disabled, channel_enabled, notify_root
 from faregate.db import models as m
 from faregate.db.cluster_jobs import KEY_PREFIX, ClusterJob
 from faregate.management.channel_probe import probe_channel, refresh_balances
@@ -117,11 +118,14 @@ async def check_channel(gw: Gateway, row: m.Channel) -> None:
         log.warning("channel monitor: channel %s failed its test: %s", row.id, failed.message)
     if is_multi_key(read_info(row.channel_info)):
         return  # its keys are judged one by one where the relay meets them, not from one test
+    # the root is told once per change: only the call that changed the row tells
     if row.status == m.CHANNEL_ENABLED and reason and row.auto_ban and options.auto_disable:
-        await gw.disable_channel(row.id, f"channel monitor: {reason}")
+        if await gw.disable_channel(row.id, f"channel monitor: {reason}"):
+            await notify_root(gw.notifiers, gw.spawn, channel_disabled(row.name, row.id, reason))
     elif (row.status == m.CHANNEL_AUTO_DISABLED and failed is None and not reason
           and options.value("AutomaticEnableChannelEnabled")):
-        await enable_channel(gw, row.id)
+        if await enable_channel(gw, row.id):
+            await notify_root(gw.notifiers, gw.spawn, channel_enabled(row.name, row.id))
 
 
 def _disable_reason(failed: GatewayError | None, disables: bool, seconds: float, auto_disable: bool,
@@ -134,10 +138,12 @@ def _disable_reason(failed: GatewayError | None, disables: bool, seconds: float,
     return ""
 
 
-async def enable_channel(gw: Gateway, channel_id: int) -> None:
-    """Enable an automatically disabled channel (never one disabled by hand), on every worker."""
+async def enable_channel(gw: Gateway, channel_id: int) -> bool:
+    """Enable an automatically disabled channel (never one disabled by hand), on every worker;
+    True when this call did."""
     changed = await m.Channel.filter(id=channel_id, status=m.CHANNEL_AUTO_DISABLED).update(status=m.CHANNEL_ENABLED)
     if changed:
         await m.Ability.filter(channel_id=channel_id).update(enabled=True)
         log.warning("channel %s enabled again: the channel monitor's test passed", channel_id)
         await gw.feed.publish("channel", channel_id)
+    return bool(changed)
