@@ -170,6 +170,21 @@ async def test_admin_commands_reach_the_api(env: dict[str, str], tmp_path: Path)
         await asyncio.to_thread(proc.stop)
 
 
+def test_create_key_keeps_the_per_user_key_cap(env: dict[str, str]) -> None:
+    # token_setting.max_user_tokens binds the CLI as it binds POST /api/token/
+    import sqlite3
+
+    run("migrate")
+    run("admin", "create-root", "--username", "boss")
+    with contextlib.closing(sqlite3.connect(Path(env["FAREGATE_DATA_DIR"]) / "faregate.db")) as db, db:
+        db.execute("INSERT INTO options (key, value) VALUES ('token_setting.max_user_tokens', '1')")
+    run("admin", "create-key", "--user", "boss")
+    refused = CliRunner().invoke(cli, ["admin", "create-key", "--user", "boss"])
+    assert refused.exit_code == 1
+    assert refused.stderr.strip().splitlines() == ["Error: 已达到最大令牌数量限制 (1)"]
+    assert refused.stdout == ""
+
+
 def test_admin_refuses_a_short_password(env: dict[str, str]) -> None:
     result = CliRunner().invoke(cli, ["admin", "create-root", "--password", "short"])
     assert result.exit_code == 2 and "password must be 8 to 64 characters" in result.output

@@ -13,8 +13,11 @@ from collections.abc import AsyncIterator
 import openai
 import pytest
 
-from faregate import channel_monitor
+from faregate import channel_monitor, jsonutil
+from faregate.accounts.notify import Notification, NotifyTarget
 from faregate.db import models as m
+from faregate.state import multi_keys
+from faregate.state.snapshot import KEY_AUTO_DISABLED
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate_adapter_openai.testing import FakeOpenAI
 
@@ -180,3 +183,89 @@ async def test_every_worker_polls_from_its_start(make_gateway: object, fake_open
         while not fake_openai.requests:
             await asyncio.sleep(0.05)
     assert await m.Option.filter(key=channel_monitor.CLAIM_KEY).exists()
+
+
+class Recorder:
+    """A notifier of the webhook kind that keeps what it is given."""
+
+    kind = "webhook"
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, Notification]] = []
+
+    async def send(self, target: NotifyTarget, note: Notification) -> None:
+        self.sent.append((target.username, note))
+
+
+async def test_the_root_is_told_once_when_a_channel_is_disabled_and_once_when_enabled(
+        gateway: GatewayServer, admin: AdminClient, channels: dict[str, int], fake_b: FakeOpenAI) -> None:
+    # new-api's NotifyRootUser: the way the root's own settings say, here its webhook
+    gw, clock, recorder = gateway.gateway, Clock(), Recorder()
+    gw.notifiers["webhook"] = recorder
+    await m.User.filter(role=m.ROLE_ROOT).update(setting='{"notify_type": "webhook"}')
+
+    async def told(count: int) -> list[tuple[str, Notification]]:
+        for _ in range(200):  # the notice goes out in a background task
+            if len(recorder.sent) >= count:
+                break
+            await asyncio.sleep(0.01)
+        return recorder.sent
+
+    fake_b.fail_next(401, "Incorrect API key provided")
+    assert await channel_monitor.tick(gw, clock.next())
+    [(whom, note)] = await told(1)
+    assert whom == "root" and note.type == "channel_update"
+    assert note.title == f"通道「b」（#{channels['b']}）已被禁用"
+    assert note.text().startswith(note.title + "，原因：") and "Incorrect API key" in note.text()
+    # a second disable of the same channel (the relay, another round) tells nobody again
+    assert not await gw.disable_channel(channels["b"], "again")
+    assert await channel_monitor.tick(gw, clock.next())  # b passes: enabled again, told once
+    sent = await told(2)
+    assert [note.title for _, note in sent] == [f"通道「b」（#{channels['b']}）已被禁用",
+                                               f"通道「b」（#{channels['b']}）已被启用"]
+    assert await channel_monitor.tick(gw, clock.next())  # nothing changes: nothing is told
+    await asyncio.sleep(0.05)
+    assert len(recorder.sent) == 2
+
+
+GOOD, BAD, DEAD = "sk-good-key-0123456789", "sk-bad-key-0123456789", "sk-dead-key-0123456789"
+
+
+async def multi_key_channel(admin: AdminClient, fake: FakeOpenAI, keys: list[str]) -> int:
+    channel_id: int = await admin.ok("POST", "/api/channel/", json={
+        "mode": "multi_to_single", "multi_key_mode": "polling",
+        "channel": {"type": 1, "name": "multi", "key": "\n".join(keys), "base_url": fake.base_url, "models": GPT}})
+    return channel_id
+
+
+async def key_state(channel_id: int) -> tuple[int, dict[str, int]]:
+    row = await m.Channel.get(id=channel_id)
+    return row.status, jsonutil.loads(row.channel_info).get("multi_key_status_list") or {}
+
+
+async def test_a_multi_key_channel_s_keys_are_disabled_and_enabled_one_by_one(
+        gateway: GatewayServer, admin: AdminClient) -> None:
+    await admin.set_option(channel_monitor.ENABLED, True)
+    await admin.set_option("AutomaticEnableChannelEnabled", True)
+    gw, clock = gateway.gateway, Clock()
+    async with FakeOpenAI(api_key=GOOD) as fake:  # refuses every other key with a 401
+        mixed = await multi_key_channel(admin, fake, [BAD, GOOD])
+        dead = await multi_key_channel(admin, fake, [BAD, DEAD])
+        assert await channel_monitor.tick(gw, clock.next())
+        # the failing key alone is out; the channel stays with its good key
+        assert await key_state(mixed) == (m.CHANNEL_ENABLED, {"0": 3})
+        # every key out: the channel too
+        assert await key_state(dead) == (m.CHANNEL_AUTO_DISABLED, {"0": 3, "1": 3})
+        assert await m.Ability.filter(channel_id=dead, enabled=True).count() == 0
+        # a key that recovers is enabled again, and its channel with it
+        row = await m.Channel.get(id=dead)
+        keys = multi_keys.load_keys(gw.box.decrypt(row.key_enc, f"channel:{dead}"),
+                                    multi_keys.read_info(row.channel_info))
+        keys[1] = multi_keys.Key(GOOD, KEY_AUTO_DISABLED)  # DEAD replaced by a key that works
+        key_enc = gw.box.encrypt("\n".join(k.text for k in keys), f"channel:{dead}")
+        await m.Channel.filter(id=dead).update(key_enc=key_enc, channel_info=jsonutil.dumps_str(
+            multi_keys.dump_info(multi_keys.read_info(row.channel_info), keys)))
+        assert await channel_monitor.tick(gw, clock.next())
+        assert await key_state(dead) == (m.CHANNEL_ENABLED, {"0": 3})
+        assert await m.Ability.filter(channel_id=dead, enabled=False).count() == 0
+        assert await key_state(mixed) == (m.CHANNEL_ENABLED, {"0": 3})

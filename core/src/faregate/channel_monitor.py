@@ -4,7 +4,8 @@ tested the way ``GET /api/channel/test/{id}`` tests one. A failing enabled chann
 (status 3, automatically) by the relay's own rules (``AutomaticDisableChannelEnabled``, the
 channel's ``auto_ban``, ``AutomaticDisableStatusCodes`` …), and so is one slower than
 ``ChannelDisableThreshold`` seconds; an automatically disabled channel whose test passes is
-enabled again when ``AutomaticEnableChannelEnabled``.
+enabled again when ``AutomaticEnableChannelEnabled``. A multi-key channel's keys are judged
+one by one, the channel following them; the root user is told of each change the monitor makes.
 
 Once per cluster, not per worker: every worker of every node polls, but only the holder of
 the job's lease in the shared database runs a round (:mod:`faregate.db.cluster_jobs`); when
@@ -18,12 +19,16 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from faregate import jsonutil
+from faregate.accounts.root_notice import channel_disabled, channel_enabled, notify_root
 from faregate.db import models as m
 from faregate.db.cluster_jobs import KEY_PREFIX, ClusterJob
+from faregate.exchange.health import WRITE_ATTEMPTS, persist_key_disable
 from faregate.management.channel_probe import probe_channel, refresh_balances
 from faregate.state import option_specs as specs
-from faregate.state.multi_keys import is_multi_key, read_info
+from faregate.state.multi_keys import Key, dump_info, is_multi_key, load_keys, read_info
 from faregate.state.option_specs import OptionSpec
+from faregate.state.snapshot import KEY_AUTO_DISABLED, KEY_ENABLED, KEY_MANUALLY_DISABLED
 
 if TYPE_CHECKING:
     from faregate.errors import GatewayError
@@ -107,6 +112,9 @@ async def check_channel(gw: Gateway, row: m.Channel) -> None:
     (with AutomaticDisableChannelEnabled) a test slower than ChannelDisableThreshold, disables
     an enabled channel whose ``auto_ban`` is on; a passing test enables an automatically
     disabled one when AutomaticEnableChannelEnabled."""
+    if is_multi_key(read_info(row.channel_info)):
+        await check_keys(gw, row)
+        return
     started = time.perf_counter()
     failed, _ = await probe_channel(gw, row, None)
     seconds = time.perf_counter() - started
@@ -115,13 +123,64 @@ async def check_channel(gw: Gateway, row: m.Channel) -> None:
                              seconds, options.auto_disable, float(options.value("ChannelDisableThreshold")))
     if failed is not None:
         log.warning("channel monitor: channel %s failed its test: %s", row.id, failed.message)
-    if is_multi_key(read_info(row.channel_info)):
-        return  # its keys are judged one by one where the relay meets them, not from one test
+    # the root is told once per change: only the call that changed the row tells
     if row.status == m.CHANNEL_ENABLED and reason and row.auto_ban and options.auto_disable:
-        await gw.disable_channel(row.id, f"channel monitor: {reason}")
+        if await gw.disable_channel(row.id, f"channel monitor: {reason}"):
+            await notify_root(gw.notifiers, gw.spawn, channel_disabled(row.name, row.id, reason))
     elif (row.status == m.CHANNEL_AUTO_DISABLED and failed is None and not reason
           and options.value("AutomaticEnableChannelEnabled")):
-        await enable_channel(gw, row.id)
+        if await enable_channel(gw, row.id):
+            await notify_root(gw.notifiers, gw.spawn, channel_enabled(row.name, row.id))
+
+
+async def check_keys(gw: Gateway, row: m.Channel) -> None:
+    """A multi-key channel: each key not disabled by hand is tested on its own and disabled or
+    enabled again by the same rules as a channel; the channel follows its keys (disabled when
+    none is left enabled, enabled again with the first that passes)."""
+    options = gw.snapshot.options
+    for key in load_keys(gw.box.decrypt(row.key_enc, f"channel:{row.id}"), read_info(row.channel_info)):
+        if key.status == KEY_MANUALLY_DISABLED:
+            continue
+        started = time.perf_counter()
+        failed, _ = await probe_channel(gw, row, None, key=key.text)
+        seconds = time.perf_counter() - started
+        reason = _disable_reason(failed, options.should_disable(failed.status, failed) if failed else False,
+                                 seconds, options.auto_disable, float(options.value("ChannelDisableThreshold")))
+        if key.status == KEY_ENABLED and reason and row.auto_ban and options.auto_disable:
+            if await persist_key_disable(gw, row.id, key.text, f"channel monitor: {reason}"):
+                await notify_root(gw.notifiers, gw.spawn, channel_disabled(row.name, row.id, reason))
+        elif (key.status == KEY_AUTO_DISABLED and failed is None and not reason
+              and options.value("AutomaticEnableChannelEnabled")):
+            if await enable_key(gw, row.id, key.text):
+                await notify_root(gw.notifiers, gw.spawn, channel_enabled(row.name, row.id))
+
+
+async def enable_key(gw: Gateway, channel_id: int, key: str) -> bool:
+    """Enable an automatically disabled key of a multi-key channel (one conditional update, as
+    :func:`~faregate.exchange.health.persist_key_disable` writes), and the channel with it when
+    it was disabled automatically; True when the channel was enabled again."""
+    for _ in range(WRITE_ATTEMPTS):
+        row = await m.Channel.get_or_none(id=channel_id)
+        if row is None or not row.key_enc:
+            return False
+        info = read_info(row.channel_info)
+        keys = load_keys(gw.box.decrypt(row.key_enc, f"channel:{row.id}"), info)
+        index = next((i for i, k in enumerate(keys) if k.text == key), None)
+        if index is None or keys[index].status != KEY_AUTO_DISABLED:
+            return False
+        keys[index] = Key(key)
+        changes: dict[str, object] = {"channel_info": jsonutil.dumps_str(dump_info(info, keys))}
+        channel_back = row.status == m.CHANNEL_AUTO_DISABLED
+        if channel_back:
+            changes["status"] = m.CHANNEL_ENABLED
+        if await m.Channel.filter(id=row.id, key_enc=row.key_enc, channel_info=row.channel_info).update(**changes):
+            if channel_back:
+                await m.Ability.filter(channel_id=row.id).update(enabled=True)
+            log.warning("channel %s key #%s enabled again: the channel monitor's test passed%s", channel_id, index,
+                        " (channel enabled again)" if channel_back else "")
+            await gw.feed.publish("channel", row.id)
+            return channel_back
+    return False
 
 
 def _disable_reason(failed: GatewayError | None, disables: bool, seconds: float, auto_disable: bool,
@@ -134,10 +193,12 @@ def _disable_reason(failed: GatewayError | None, disables: bool, seconds: float,
     return ""
 
 
-async def enable_channel(gw: Gateway, channel_id: int) -> None:
-    """Enable an automatically disabled channel (never one disabled by hand), on every worker."""
+async def enable_channel(gw: Gateway, channel_id: int) -> bool:
+    """Enable an automatically disabled channel (never one disabled by hand), on every worker;
+    True when this call did."""
     changed = await m.Channel.filter(id=channel_id, status=m.CHANNEL_AUTO_DISABLED).update(status=m.CHANNEL_ENABLED)
     if changed:
         await m.Ability.filter(channel_id=channel_id).update(enabled=True)
         log.warning("channel %s enabled again: the channel monitor's test passed", channel_id)
         await gw.feed.publish("channel", channel_id)
+    return bool(changed)

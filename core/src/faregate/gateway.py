@@ -245,7 +245,8 @@ class Gateway:
             cause = exc.message if isinstance(exc, GatewayError) else describe_failure(exc, url_secrets(self.db_url))
             raise SettingError(f"{where}: the database URL cannot be used: {cause}") from None
 
-    async def disable_channel(self, channel_id: int, reason: str) -> None:
+    async def disable_channel(self, channel_id: int, reason: str) -> bool:
+        """Disable an enabled channel automatically; True when this call did (once per event)."""
         self.snapshot.drop_channel(channel_id)
         changed = await m.Channel.filter(id=channel_id, status=m.CHANNEL_ENABLED).update(
             status=m.CHANNEL_AUTO_DISABLED)
@@ -253,3 +254,4 @@ class Gateway:
             await m.Ability.filter(channel_id=channel_id).update(enabled=False)
             log.warning("channel %s disabled automatically: %s", channel_id, reason)
             await self.feed.publish("channel", channel_id)
+        return bool(changed)

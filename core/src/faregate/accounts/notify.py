@@ -72,6 +72,23 @@ class Notifier(Protocol):
     async def send(self, target: NotifyTarget, note: Notification) -> None: ...
 
 
+def stored_settings(text: str) -> dict[str, Any]:
+    """A user's ``setting`` column as a dict (unreadable or not an object: empty)."""
+    try:
+        stored = jsonutil.loads(text) if text else {}
+    except jsonutil.JSONDecodeError:
+        return {}
+    return stored if isinstance(stored, dict) else {}
+
+
+def user_target(user_id: int, username: str, email: str, setting: str) -> tuple[NotifyTarget, str]:
+    """Whom to tell and how (the ``notify_type``, email by default), from a user's row."""
+    settings = stored_settings(setting)
+    target = NotifyTarget(user_id=user_id, username=username,
+                          email=str(settings.get("notification_email") or email or ""), settings=settings)
+    return target, str(settings.get("notify_type") or "email")
+
+
 def url_problem(url: str, allow: Collection[AddressCategory]) -> str | None:
     """Why a user's notification URL is refused, as the end of a sentence naming the field:
     not http(s), no host, credentials in it, or a host that is a refused address or name

@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tortoise.exceptions import IntegrityError
 
-from faregate import jsonutil
-from faregate.accounts.notify import Notification, Notifier, NotifyTarget
+from faregate.accounts.notify import Notification, Notifier, NotifyTarget, stored_settings
 from faregate.db import models as m
 
 if TYPE_CHECKING:
@@ -60,14 +59,6 @@ def format_quota(quota: int, options: BillingOptions) -> str:
 def warning(remaining: int, options: BillingOptions) -> Notification:
     link = f"{str(options.value('ServerAddress')).rstrip('/')}/console/topup"
     return Notification(QUOTA_EXCEED, TITLE, CONTENT, (TITLE, format_quota(remaining, options), link, link))
-
-
-def _settings(text: str) -> dict[str, Any]:
-    try:
-        stored = jsonutil.loads(text) if text else {}
-    except jsonutil.JSONDecodeError:
-        return {}
-    return stored if isinstance(stored, dict) else {}
 
 
 def threshold_of(settings: Mapping[str, Any], options: BillingOptions) -> int:
@@ -135,7 +126,7 @@ class QuotaWarnings:
         low: list[tuple[dict[str, Any], dict[str, Any], int, int]] = []
         for row in rows:
             uid = int(row["id"])
-            settings = _settings(row["setting"] or "")
+            settings = stored_settings(row["setting"] or "")
             threshold = threshold_of(settings, options)
             remaining = int(row["quota"]) + held.get(uid, 0)
             if threshold <= 0 or remaining >= threshold:

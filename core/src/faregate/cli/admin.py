@@ -137,6 +137,7 @@ async def _redis_reachable(url: str) -> bool:
 @click.option("--expires-in-days", type=click.IntRange(1, 36500), help="Default: never.")
 def create_key(username: str, name: str, quota: int | None, group: str, expires_in_days: int | None) -> None:
     """Create an API key and print it once (sk-…)."""
+    from faregate.accounts.key_options import key_cap_refusal
     from faregate.accounts.keys import issue_key
 
     if len(name) > 64:
@@ -146,8 +147,11 @@ def create_key(username: str, name: str, quota: int | None, group: str, expires_
         gateway = load_gateway()
         async with open_database(gateway):
             user = await _user_named(username)
+            await gateway.snapshot.load_options()
+            refusal = await key_cap_refusal(gateway.snapshot.options, user.id)
+            if refusal:  # the key API's rule and words (token_setting.max_user_tokens)
+                raise click.ClickException(refusal)
             if group:
-                await gateway.snapshot.load_options()
                 if group not in gateway.snapshot.options.group_ratio:
                     raise click.BadParameter(f"group {group!r} has no GroupRatio entry", param_hint="--group")
             expires = int(time.time()) + expires_in_days * 86400 if expires_in_days else -1

@@ -151,21 +151,22 @@ def disable_key(gw: ExchangeHost, channel: ChannelEntry, key: str, reason: str) 
     gw.spawn(persist_key_disable(gw, channel.id, key, reason))
 
 
-async def persist_key_disable(gw: ExchangeHost, channel_id: int, key: str, reason: str) -> None:
+async def persist_key_disable(gw: ExchangeHost, channel_id: int, key: str, reason: str) -> bool:
     """One conditional update of the channel's key state (as the multi-key manage route
-    writes it); the channel itself is disabled when no enabled key is left."""
+    writes it); the channel itself is disabled when no enabled key is left. True when this
+    call disabled the channel."""
     from faregate.state.multi_keys import dump_info, load_keys, read_info
     from faregate.state.snapshot import KEY_AUTO_DISABLED, KEY_ENABLED
 
     for _ in range(WRITE_ATTEMPTS):
         row = await m.Channel.get_or_none(id=channel_id)
         if row is None or not row.key_enc:
-            return
+            return False
         info = read_info(row.channel_info)
         keys = load_keys(gw.box.decrypt(row.key_enc, f"channel:{row.id}"), info)
         index = next((i for i, k in enumerate(keys) if k.text == key), None)
         if index is None or keys[index].status != KEY_ENABLED:
-            return
+            return False
         keys[index].status, keys[index].reason, keys[index].time = KEY_AUTO_DISABLED, reason, int(time.time())
         changes: dict[str, object] = {"channel_info": jsonutil.dumps_str(dump_info(info, keys))}
         none_left = all(k.status != KEY_ENABLED for k in keys)
@@ -177,4 +178,5 @@ async def persist_key_disable(gw: ExchangeHost, channel_id: int, key: str, reaso
             log.warning("channel %s key #%s disabled automatically: %s%s", channel_id, index, reason,
                         " (no enabled key left: channel disabled)" if none_left else "")
             await gw.feed.publish("channel", row.id)
-            return
+            return "status" in changes
+    return False

@@ -153,10 +153,13 @@ async def test_one(gw: ManagementHost, row: m.Channel, model: str | None, kind: 
 
 
 async def probe_channel(gw: ManagementHost, row: m.Channel, model: str | None, kind: str = "",
-                        me: Principal | None = None) -> tuple[GatewayError | None, float]:
+                        me: Principal | None = None, key: str | None = None) -> tuple[GatewayError | None, float]:
     """:func:`test_one`'s test: the error it failed with (an upstream's status, type and
-    code kept), else None, and the seconds the upstream took."""
+    code kept), else None, and the seconds the upstream took. ``key``: test with that key of
+    a multi-key channel (disabled or not), not one of its enabled keys."""
     entry = channel_entry(row, gw.box)
+    if key is not None:
+        entry.keys = [key]
     provider = gw.providers.get(entry.type)
     if provider is None:
         return GatewayError(400, f"no installed plugin serves channel type {entry.type}"), 0.0

@@ -11,7 +11,7 @@ from quart import Blueprint, Response, request
 from quart_schema import document_response, validate_request
 from tortoise.expressions import Q
 
-from faregate.accounts.key_options import MAX_USER_TOKENS, too_many_keys_message
+from faregate.accounts.key_options import key_cap_refusal
 from faregate.accounts.keys import issue_key
 from faregate.db import models as m
 from faregate.management.common import (
@@ -214,9 +214,9 @@ async def create_token(data: TokenCreate, me: Principal) -> Response:
     if expires != -1 and expires < time.time():
         return fail("the expiry time is in the past")
     gw = gateway()
-    limit = int(gw.snapshot.options.value(MAX_USER_TOKENS))  # new-api's token_setting.max_user_tokens
-    if await m.Token.filter(user_id=me.user.id).count() >= limit:
-        return fail(too_many_keys_message(limit))
+    refusal = await key_cap_refusal(gw.snapshot.options, me.user.id)
+    if refusal:
+        return fail(refusal)
     row, _ = await issue_key(gw.box, user_id=me.user.id, **fields)
     await gw.feed.publish("token", row.id)
     return ok(await token_view(row))

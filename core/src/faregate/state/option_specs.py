@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from faregate import jsonutil
+from faregate.state.plugin_options import unknown_option_message
 
 Parser = Callable[[str], Any]
 
@@ -260,7 +261,7 @@ class OptionRegistry:
         """The typed value of ``value`` for option ``key``; :class:`OptionError` otherwise."""
         spec = self.specs.get(key)
         if spec is None:
-            raise OptionError(f"unknown option {key[:128]!r}")
+            raise OptionError(unknown_option_message(key))
         try:
             return spec.parse(value)
         except (ValueError, TypeError, OverflowError) as exc:
