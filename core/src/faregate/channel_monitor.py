@@ -19,14 +19,14 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from faregate import jsonutil
 from faregate.accounts.root_notice import channel_disabled, channel_enabled, notify_root
 from faregate.db import models as m
 from faregate.db.cluster_jobs import KEY_PREFIX, ClusterJob
-from faregate.exchange.health import WRITE_ATTEMPTS, persist_key_disable
+from faregate.exchange.health import persist_key_disable
+from faregate.exchange.key_states import rewrite_key
 from faregate.management.channel_probe import probe_channel, refresh_balances
 from faregate.state import option_specs as specs
-from faregate.state.multi_keys import Key, dump_info, is_multi_key, load_keys, read_info
+from faregate.state.multi_keys import Key, is_multi_key, load_keys, read_info
 from faregate.state.option_specs import OptionSpec
 from faregate.state.snapshot import KEY_AUTO_DISABLED, KEY_ENABLED, KEY_MANUALLY_DISABLED
 
@@ -156,31 +156,20 @@ async def check_keys(gw: Gateway, row: m.Channel) -> None:
 
 
 async def enable_key(gw: Gateway, channel_id: int, key: str) -> bool:
-    """Enable an automatically disabled key of a multi-key channel (one conditional update, as
-    :func:`~faregate.exchange.health.persist_key_disable` writes), and the channel with it when
-    it was disabled automatically; True when the channel was enabled again."""
-    for _ in range(WRITE_ATTEMPTS):
-        row = await m.Channel.get_or_none(id=channel_id)
-        if row is None or not row.key_enc:
-            return False
-        info = read_info(row.channel_info)
-        keys = load_keys(gw.box.decrypt(row.key_enc, f"channel:{row.id}"), info)
-        index = next((i for i, k in enumerate(keys) if k.text == key), None)
-        if index is None or keys[index].status != KEY_AUTO_DISABLED:
-            return False
+    """Enable an automatically disabled key of a multi-key channel, and the channel with it
+    when it was disabled automatically; True when the channel was enabled again."""
+
+    def enable(keys: list[Key], index: int, channel_status: int) -> int | None:
         keys[index] = Key(key)
-        changes: dict[str, object] = {"channel_info": jsonutil.dumps_str(dump_info(info, keys))}
-        channel_back = row.status == m.CHANNEL_AUTO_DISABLED
-        if channel_back:
-            changes["status"] = m.CHANNEL_ENABLED
-        if await m.Channel.filter(id=row.id, key_enc=row.key_enc, channel_info=row.channel_info).update(**changes):
-            if channel_back:
-                await m.Ability.filter(channel_id=row.id).update(enabled=True)
-            log.warning("channel %s key #%s enabled again: the channel monitor's test passed%s", channel_id, index,
-                        " (channel enabled again)" if channel_back else "")
-            await gw.feed.publish("channel", row.id)
-            return channel_back
-    return False
+        return m.CHANNEL_ENABLED if channel_status == m.CHANNEL_AUTO_DISABLED else None
+
+    written = await rewrite_key(gw, channel_id, key, KEY_AUTO_DISABLED, enable)
+    if written is None:
+        return False
+    index, channel_back = written
+    log.warning("channel %s key #%s enabled again: the channel monitor's test passed%s", channel_id, index,
+                " (channel enabled again)" if channel_back else "")
+    return channel_back
 
 
 def _disable_reason(failed: GatewayError | None, disables: bool, seconds: float, auto_disable: bool,

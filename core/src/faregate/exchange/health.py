@@ -12,16 +12,17 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from faregate import jsonutil
 from faregate.contracts import Provider
 from faregate.db import models as m
 from faregate.errors import KIND_BY_STATUS, GatewayError, shield
 from faregate.exchange.breaker import CHANNEL
+from faregate.exchange.key_states import rewrite_key
 from faregate.upstream import UpstreamResponse, UpstreamTransportError
 
 if TYPE_CHECKING:
     from faregate.exchange.exchange import Exchange
     from faregate.exchange.host import ExchangeHost
+    from faregate.state.multi_keys import Key
     from faregate.state.snapshot import ChannelEntry
 
 log = logging.getLogger("faregate.relay")
@@ -30,7 +31,6 @@ MAX_ERROR_BODY = 1 << 20
 #: how many times one channel's key is changed within a request (a 429, a dead key)
 MAX_KEY_ROTATIONS = 3
 #: conditional writes of a key's state retried when the channel changed meanwhile
-WRITE_ATTEMPTS = 3
 #: a disable reason (logged, kept in a multi-key channel's key state) is cut to this length
 MAX_REASON = 300
 
@@ -152,31 +152,19 @@ def disable_key(gw: ExchangeHost, channel: ChannelEntry, key: str, reason: str) 
 
 
 async def persist_key_disable(gw: ExchangeHost, channel_id: int, key: str, reason: str) -> bool:
-    """One conditional update of the channel's key state (as the multi-key manage route
-    writes it); the channel itself is disabled when no enabled key is left. True when this
-    call disabled the channel."""
-    from faregate.state.multi_keys import dump_info, load_keys, read_info
+    """Record the key as disabled automatically, for every worker; the channel itself is
+    disabled when no enabled key is left. True when this call disabled the channel."""
     from faregate.state.snapshot import KEY_AUTO_DISABLED, KEY_ENABLED
 
-    for _ in range(WRITE_ATTEMPTS):
-        row = await m.Channel.get_or_none(id=channel_id)
-        if row is None or not row.key_enc:
-            return False
-        info = read_info(row.channel_info)
-        keys = load_keys(gw.box.decrypt(row.key_enc, f"channel:{row.id}"), info)
-        index = next((i for i, k in enumerate(keys) if k.text == key), None)
-        if index is None or keys[index].status != KEY_ENABLED:
-            return False
+    def disable(keys: list[Key], index: int, channel_status: int) -> int | None:
         keys[index].status, keys[index].reason, keys[index].time = KEY_AUTO_DISABLED, reason, int(time.time())
-        changes: dict[str, object] = {"channel_info": jsonutil.dumps_str(dump_info(info, keys))}
         none_left = all(k.status != KEY_ENABLED for k in keys)
-        if none_left and row.status == m.CHANNEL_ENABLED:
-            changes["status"] = m.CHANNEL_AUTO_DISABLED
-        if await m.Channel.filter(id=row.id, key_enc=row.key_enc, channel_info=row.channel_info).update(**changes):
-            if none_left:
-                await m.Ability.filter(channel_id=row.id).update(enabled=False)
-            log.warning("channel %s key #%s disabled automatically: %s%s", channel_id, index, reason,
-                        " (no enabled key left: channel disabled)" if none_left else "")
-            await gw.feed.publish("channel", row.id)
-            return "status" in changes
-    return False
+        return m.CHANNEL_AUTO_DISABLED if none_left and channel_status == m.CHANNEL_ENABLED else None
+
+    written = await rewrite_key(gw, channel_id, key, KEY_ENABLED, disable)
+    if written is None:
+        return False
+    index, channel_disabled = written
+    log.warning("channel %s key #%s disabled automatically: %s%s", channel_id, index, reason,
+                " (no enabled key left: channel disabled)" if channel_disabled else "")
+    return channel_disabled
