@@ -22,6 +22,9 @@ from faregate.kit.http_json import join_url
 from faregate.net import url_form_problem
 from faregate.testing.harness import AdminClient
 
+#: the tests that call the gateway share one (each channel it stores is the test's own)
+shared_gateway = pytest.mark.asyncio(loop_scope="module")
+
 GOOD = {"type": 1, "key": "sk-upstream", "name": "ch", "base_url": "https://api.example.com", "models": "gpt-4o",
         "group": "default"}
 
@@ -53,14 +56,17 @@ BAD: list[tuple[dict[str, Any], str]] = [
 ]
 
 
+@shared_gateway
 @pytest.mark.parametrize(("change", "message"), BAD, ids=[str(c) for c, _ in BAD])
-async def test_bad_channels_are_refused_on_create_and_update(admin: AdminClient, change: dict[str, Any],
+async def test_bad_channels_are_refused_on_create_and_update(module_admin: AdminClient, change: dict[str, Any],
                                                              message: str) -> None:
+    admin = module_admin
+    channels = await m.Channel.all().count()
     resp = await admin.http.post("/api/channel/", json={"mode": "single", "channel": {**GOOD, **change}},
                                  headers={"New-Api-User": str(admin.user_id)})
     assert resp.status_code == 400 and resp.json()["success"] is False
     assert message in resp.json()["message"]
-    assert await m.Channel.all().count() == 0
+    assert await m.Channel.all().count() == channels
     channel_id = await admin.add_channel(base_url=GOOD["base_url"], models="gpt-4o")
     resp = await admin.http.put("/api/channel/", json={"id": channel_id, **change},
                                 headers={"New-Api-User": str(admin.user_id)})
@@ -69,7 +75,9 @@ async def test_bad_channels_are_refused_on_create_and_update(admin: AdminClient,
     assert (row.type, row.base_url) == (1, GOOD["base_url"]) and not row.header_override
 
 
-async def test_good_channels_still_pass(admin: AdminClient) -> None:
+@shared_gateway
+async def test_good_channels_still_pass(module_admin: AdminClient) -> None:
+    admin = module_admin
     await admin.add_channel(base_url="http://127.0.0.1:8000/v1", models="m", header_override='{"X-Org": "acme"}')
     await admin.add_channel(base_url="", models="m")
 
@@ -91,10 +99,12 @@ def test_an_accepted_base_url_keeps_the_appended_path_a_path(host: str, tail: st
     assert (joined.query, joined.fragment) == ("", "") and joined.path.endswith(path.rsplit("/", 1)[1])
 
 
+@shared_gateway
 @pytest.mark.parametrize("url", ["https://example.com/base?", "https://example.com/base#", "https://example.com?#",
                                  "https://example.com/base?x=1"])
-async def test_option_urls_the_gateway_appends_paths_to_have_no_query_or_fragment(admin: AdminClient,
+async def test_option_urls_the_gateway_appends_paths_to_have_no_query_or_fragment(module_admin: AdminClient,
                                                                                   url: str) -> None:
+    admin = module_admin
     headers = {"New-Api-User": str(admin.user_id)}
     resp = await admin.http.put("/api/option/", json={"key": "SyncUpstreamBase", "value": url}, headers=headers)
     assert resp.status_code == 400 and "query string or fragment" in resp.json()["message"]

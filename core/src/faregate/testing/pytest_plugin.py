@@ -4,12 +4,18 @@ suite and for plugin authors:
 * ``gateway`` — a gateway on SQLite (in a temp dir) served in the test's event loop,
   with every installed plugin; ``gateway.gateway`` is its internal state.
 * ``admin`` — a root session on that gateway (``AdminClient``).
+* ``module_gateway``, ``module_admin`` — the same, one for a whole test module, for tests that
+  only read or only make changes that are refused (a test that writes uses rows of its own and
+  never counts on the database being empty). Such tests run in the module's event loop: mark
+  them ``@pytest.mark.asyncio(loop_scope="module")`` (or the module, with ``pytestmark``). An
+  in-process gateway holds tortoise's one global context, so a module that uses these uses no
+  other in-process gateway (``gateway``, ``make_gateway``) beside them.
 * ``make_gateway`` — a factory for gateways with a chosen plugin set (a ``PluginSet``
   or a list of entry-point names), database or settings (stopped at teardown).
 * ``mariadb_url``, ``postgres_url`` — a fresh database on the local MariaDB / PostgreSQL
   server (dropped afterwards); the test is skipped when the server is not there.
 
-Async fixtures are function-scoped: every test gets a fresh database. Fake upstreams
+Async fixtures are function-scoped unless named ``module_…``: every test gets a fresh database. Fake upstreams
 come with the plugins that speak their protocol, as their own ``pytest11`` entry points
 (``fake_openai`` with faregate-adapter-openai, ``fake_anthropic`` with
 faregate-adapter-anthropic), on the shared base :mod:`faregate.testing.fake_server`.
@@ -48,6 +54,10 @@ def cheap_password_hashing(request: pytest.FixtureRequest, monkeypatch: pytest.M
     ``real_password_hashing``; a gateway process (``GatewayProcess``) hashes as in production."""
     if request.node.get_closest_marker("real_password_hashing"):
         return
+    _hash_cheaply(monkeypatch)
+
+
+def _hash_cheaply(monkeypatch: pytest.MonkeyPatch) -> None:
     from argon2 import PasswordHasher, profiles
 
     from faregate.security import passwords
@@ -85,6 +95,33 @@ async def gateway(make_gateway: Callable[..., Awaitable[GatewayServer]]) -> Gate
 async def admin(gateway: GatewayServer) -> AsyncIterator[AdminClient]:
     client = AdminClient(gateway.base_url)
     await client.setup_root()
+    yield client
+    await client.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def module_gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[GatewayServer]:
+    """One gateway (every installed plugin, SQLite) for all the tests of a module that use it: a
+    gateway's build, start and stop cost about 0.3 s of CPU, more than most tests that use one.
+    It hashes passwords with argon2's profile for tests (a module-scoped fixture starts before
+    the function-scoped ``cheap_password_hashing``)."""
+    with pytest.MonkeyPatch.context() as patch:
+        _hash_cheaply(patch)
+        server = GatewayServer(str(tmp_path_factory.mktemp("module_gateway")))
+        await server.start()
+        try:
+            yield server
+        finally:
+            await server.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def module_admin(module_gateway: GatewayServer) -> AsyncIterator[AdminClient]:
+    """A root session on ``module_gateway``, shared by the module's tests like the gateway."""
+    client = AdminClient(module_gateway.base_url)
+    with pytest.MonkeyPatch.context() as patch:
+        _hash_cheaply(patch)
+        await client.setup_root()
     yield client
     await client.close()
 
