@@ -23,13 +23,13 @@ __all__ = ["FakeOpenAI", "main"]
 async def _serve(args: argparse.Namespace) -> None:
     fake = FakeOpenAI(args.host, args.port, api_key=args.api_key, latency=args.latency, models=args.model,
                      validate_requests=False)
-    await fake.start()
-    print(f"listening on {fake.base_url}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, signal.SIGTERM):  # before the line: a stop right after it is a clean one
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
+    await fake.start()
+    print(f"listening on {fake.base_url}", flush=True)
     try:
         await stop.wait()
     finally:
