@@ -26,7 +26,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -60,12 +60,22 @@ async def upstream() -> AsyncIterator[FakeOpenAI]:
         yield fake
 
 
-async def started(server: PrivateServer) -> PrivateServer:
+ServerT = TypeVar("ServerT", bound=PrivateServer)
+
+
+@contextlib.asynccontextmanager
+async def running(make: Callable[[], ServerT]) -> AsyncIterator[ServerT]:
+    """A private server made and started for the test (skipped when its binaries are missing),
+    removed afterwards."""
     try:
+        server = make()
         await asyncio.to_thread(server.start)
     except ServerUnavailable as exc:
         pytest.skip(str(exc))
-    return server
+    try:
+        yield server
+    finally:
+        await asyncio.to_thread(server.remove)
 
 
 @dataclass
@@ -210,15 +220,8 @@ async def restart_under_load(database: PrivateServer, db_url: str, upstream: Fak
 @pytest_asyncio.fixture
 async def private_mariadb(tmp_path: Any) -> AsyncIterator[PrivateMariaDB]:
     pytest.importorskip("faregate_storage_mysql")
-    try:
-        server = PrivateMariaDB(str(tmp_path / "mariadb"))
-    except ServerUnavailable as exc:
-        pytest.skip(str(exc))
-    await started(server)
-    try:
+    async with running(lambda: PrivateMariaDB(str(tmp_path / "mariadb"))) as server:
         yield server
-    finally:
-        await asyncio.to_thread(server.remove)
 
 
 @pytest.mark.mariadb
@@ -246,15 +249,8 @@ async def test_mariadb_restart_under_load(private_mariadb: PrivateMariaDB, upstr
 @pytest_asyncio.fixture
 async def private_postgres(tmp_path: Any) -> AsyncIterator[PrivatePostgres]:
     pytest.importorskip("faregate_storage_postgres")
-    try:
-        server = PrivatePostgres(str(tmp_path / "postgres"))
-    except ServerUnavailable as exc:
-        pytest.skip(str(exc))
-    await started(server)
-    try:
+    async with running(lambda: PrivatePostgres(str(tmp_path / "postgres"))) as server:
         yield server
-    finally:
-        await asyncio.to_thread(server.remove)
 
 
 @pytest.mark.postgres
@@ -304,9 +300,7 @@ async def test_redis_restart_under_load(private_mariadb: PrivateMariaDB, upstrea
     keep flowing (no 5xx, no 429), and a change made meanwhile reaches the other node once Redis
     is back (the feed resubscribes and reads what it missed; the sync interval here is an hour),
     without restarting either node. Charges reconcile as always (they never touch Redis)."""
-    redis = PrivateRedis(str(tmp_path / "redis"))
-    await started(redis)
-    try:
+    async with running(lambda: PrivateRedis(str(tmp_path / "redis"))) as redis:
         db_url = await asyncio.to_thread(private_mariadb.create_database, "faregate")
         shared = {"FAREGATE_DB_URL": db_url, "FAREGATE_REDIS_URL": redis.url, "FAREGATE_FLUSH_INTERVAL": "0.05",
                   "FAREGATE_CRYPTO_SECRET": "shared-crypto-secret", "FAREGATE_SESSION_SECRET": "shared-session",
@@ -319,8 +313,6 @@ async def test_redis_restart_under_load(private_mariadb: PrivateMariaDB, upstrea
         finally:
             for node in nodes:
                 await asyncio.to_thread(node.stop)
-    finally:
-        await asyncio.to_thread(redis.remove)
 
 
 async def redis_outage(redis: PrivateRedis, nodes: list[GatewayProcess], upstream: FakeOpenAI,
