@@ -83,7 +83,11 @@ def stored_settings(text: str) -> dict[str, Any]:
 
 def user_target(user_id: int, username: str, email: str, setting: str) -> tuple[NotifyTarget, str]:
     """Whom to tell and how (the ``notify_type``, email by default), from a user's row."""
-    settings = stored_settings(setting)
+    return target_of(user_id, username, email, stored_settings(setting))
+
+
+def target_of(user_id: int, username: str, email: str, settings: dict[str, Any]) -> tuple[NotifyTarget, str]:
+    """:func:`user_target` from the user's settings already read."""
     target = NotifyTarget(user_id=user_id, username=username,
                           email=str(settings.get("notification_email") or email or ""), settings=settings)
     return target, str(settings.get("notify_type") or "email")

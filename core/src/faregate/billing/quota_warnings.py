@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tortoise.exceptions import IntegrityError
 
-from faregate.accounts.notify import Notification, Notifier, NotifyTarget, stored_settings
+from faregate.accounts.notify import Notification, Notifier, NotifyTarget, stored_settings, target_of
 from faregate.db import models as m
 
 if TYPE_CHECKING:
@@ -138,10 +138,7 @@ class QuotaWarnings:
             await m.QuotaWarning.filter(user_id__in=recovered).delete()
         sent: list[int] = []
         for row, settings, remaining, threshold in low:
-            target = NotifyTarget(user_id=int(row["id"]), username=str(row["username"]),
-                                  email=str(settings.get("notification_email") or row["email"] or ""),
-                                  settings=settings)
-            kind = str(settings.get("notify_type") or "email")
+            target, kind = target_of(int(row["id"]), str(row["username"]), str(row["email"] or ""), settings)
             notifier = self.notifiers.get(kind)
             if notifier is None or (kind == "email" and not target.email):
                 log.debug("quota warnings: user %s has no way to be told (%s)", target.user_id, kind)
