@@ -13,14 +13,17 @@ which each does at its next flush (:func:`asked_back`)."""
 from __future__ import annotations
 
 import asyncio
+import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from tortoise.exceptions import OperationalError
 from tortoise.expressions import F, Subquery
 from tortoise.functions import Count, Sum
 from tortoise.transactions import in_transaction
 
 from faregate.db import models as m
+from faregate.db.deadlocks import is_deadlock
 
 if TYPE_CHECKING:
     from tortoise.backends.base.client import BaseDBAsyncClient
@@ -91,6 +94,10 @@ async def balance_of(kind: str, ref_id: int) -> int:
     return int(cast("list[int]", rows)[0]) if rows else 0
 
 
+#: how often a lease transaction is tried when the engine picks it as a deadlock's victim
+DEADLOCK_ATTEMPTS = 3
+
+
 async def lease_from_db(worker_id: str, kind: str, ref_id: int, need: int, chunk: int) -> int:
     """Take quota out of the balance into ``worker_id``'s lease row: ``chunk`` (at least
     ``need``) when the balance keeps as much again for other workers, else half the balance,
@@ -104,6 +111,19 @@ async def lease_from_db(worker_id: str, kind: str, ref_id: int, need: int, chunk
         if hint < need:
             return 0  # refused without a write (a spent key used again and again)
         size = max(need, min(chunk, hint // 2))
+    attempts = 0
+    while True:
+        try:
+            return await _take_lease(worker_id, kind, ref_id, need, size)
+        except OperationalError as exc:
+            attempts += 1
+            if attempts == DEADLOCK_ATTEMPTS or not is_deadlock(exc):
+                raise
+            # rolled back whole by the engine: nothing was taken; the other side goes first
+            await asyncio.sleep(random.uniform(0.001, 0.01) * attempts)
+
+
+async def _take_lease(worker_id: str, kind: str, ref_id: int, need: int, size: int) -> int:
     async with in_transaction() as conn:
         if size > need and await take_from_balance(kind, ref_id, size, conn, only_if_covered=True):
             granted = size
