@@ -90,6 +90,33 @@ async def test_add_modes(gateway: GatewayServer, admin: AdminClient) -> None:
     assert [(await m.Channel.get(id=i)).name for i in named] == ["main sk-key-a", "main sk-key-b", "main sk-key-c"]
 
 
+async def test_batch_changes_reach_the_snapshot_together(gateway: GatewayServer, admin: AdminClient,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch add (one channel per key line) or a bulk delete is one change-feed write and one
+    reload of all its channels, not one insert, signal and pull per channel."""
+    snap = gateway.gateway.snapshot
+    loads: list[list[int]] = []
+    real = snap.load_channels
+
+    async def load_channels(ids: list[int]) -> None:
+        loads.append(sorted(ids))
+        await real(ids)
+
+    monkeypatch.setattr(snap, "load_channels", load_channels)
+    before = await m.ChangeEvent.all().count()
+    keys = "\n".join(f"sk-key-{i:08d}" for i in range(20))
+    ids = await admin.ok("POST", "/api/channel/", json={"mode": "batch", "channel": channel(key=keys)})
+    assert len(ids) == 20 and loads == [sorted(ids)]
+    assert set(ids) <= set(snap.channels)
+    events = await m.ChangeEvent.filter(id__gt=0).order_by("id").offset(before).values_list("kind", "ref_id")
+    assert events == [("channel", i) for i in ids]
+
+    loads.clear()
+    assert await admin.ok("POST", "/api/channel/batch", json={"ids": ids[:15]}) == 15
+    assert loads == [sorted(ids[:15])]
+    assert not set(ids[:15]) & set(snap.channels) and set(ids[15:]) <= set(snap.channels)
+
+
 async def test_list_filters_and_secrets(gateway: GatewayServer, admin: AdminClient) -> None:
     for i in range(12):
         await admin.ok("POST", "/api/channel/", json={"mode": "single", "channel": channel(

@@ -44,9 +44,7 @@ TAG_MAX = 128
 
 
 async def _publish(ids: list[int]) -> None:
-    gw = gateway()
-    for channel_id in ids:
-        await gw.feed.publish("channel", channel_id)
+    await gateway().feed.publish_many("channel", ids)
 
 
 async def _delete(ids: list[int]) -> int:

@@ -218,8 +218,7 @@ async def add_channel(data: ChannelAdd, me: Principal) -> Response:
             await row.save(using_db=conn, update_fields=["key_enc"])
             await rebuild_abilities(row, conn)
             created.append(row)
-    for row in created:
-        await gw.feed.publish("channel", row.id)
+    await gw.feed.publish_many("channel", [row.id for row in created])
     return ok([r.id for r in created] if mode == "batch" else created[0].id)
 
 

@@ -294,8 +294,7 @@ async def batch_delete(data: IdList, me: Principal) -> Response:
     ids = data.ids
     owned = [t.id for t in await m.Token.filter(id__in=ids, user_id=me.user.id).only("id")]
     deleted = await m.Token.filter(id__in=owned).delete() if owned else 0
-    for token_id in owned:
-        await gateway().feed.publish("token", token_id)
+    await gateway().feed.publish_many("token", owned)
     return ok(deleted)
 
 

@@ -193,8 +193,7 @@ async def delete_user_and_keys(row: m.User) -> None:
         await m.Token.filter(user_id=row.id).using_db(conn).delete()
         await m.User.filter(id=row.id).using_db(conn).delete()
     gw = gateway()
-    for token_id in token_ids:
-        await gw.feed.publish("token", token_id)
+    await gw.feed.publish_many("token", token_ids)
     await gw.feed.publish("user", row.id)
 
 

@@ -18,7 +18,7 @@ import mmap
 import os
 import struct
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from tortoise.functions import Max
@@ -129,7 +129,16 @@ class ChangeFeed:
     # -- writers ---------------------------------------------------------------------
     async def publish(self, kind: str, ref_id: int = 0) -> None:
         """Record a change, signal every other worker, and apply it here at once."""
-        await m.ChangeEvent.create(kind=kind, ref_id=ref_id, created_at=int(time.time()))
+        await self.publish_many(kind, (ref_id,))
+
+    async def publish_many(self, kind: str, ref_ids: Iterable[int]) -> None:
+        """Record changes of many rows of one kind (a bulk edit of channels): one insert, one
+        signal and one pull for them all, so the other workers reload them together."""
+        now = int(time.time())
+        events = [m.ChangeEvent(kind=kind, ref_id=ref_id, created_at=now) for ref_id in ref_ids]
+        if not events:
+            return
+        await m.ChangeEvent.bulk_create(events, batch_size=500)
         # bump before pulling: the pull then also covers any bump another worker made meanwhile
         self.seen_epoch = self.epoch.bump()
         await self.pull()
