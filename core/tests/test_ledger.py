@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from tortoise import Tortoise
 
+from faregate.billing import flushing as flushing_module
 from faregate.billing import ledger as ledger_module
 from faregate.billing.ledger import InsufficientQuota, LogEntry, QuotaLedger, sweep_dead_workers
 from faregate.db import models as m
@@ -92,10 +93,12 @@ class Held:
     was entered): a test decides what happens while the call is in flight."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-        self.real = getattr(ledger_module, name)
+        # the flush writes in its own module, the ledger leases in its
+        module = flushing_module if name == "write_batch" else ledger_module
+        self.real = getattr(module, name)
         self.entered = asyncio.Event()
         self._go = asyncio.Event()
-        monkeypatch.setattr(ledger_module, name, self)
+        monkeypatch.setattr(module, name, self)
 
     async def __call__(self, *args: Any) -> Any:
         self.entered.set()
@@ -238,7 +241,7 @@ async def test_a_batch_whose_commit_failed_is_written_once(db, monkeypatch, land
     the commit) or not. The next flush reads which from the database and writes it only if it
     did not land, so the charge is neither doubled nor lost (a unique request id made a rewrite
     fail forever, and the charges queued behind it were lost at the stop)."""
-    real = ledger_module.write_batch
+    real = flushing_module.write_batch
     failures = [1]
 
     async def dying(*args: Any) -> None:
@@ -250,7 +253,7 @@ async def test_a_batch_whose_commit_failed_is_written_once(db, monkeypatch, land
         if not landed:
             await real(*args)
 
-    monkeypatch.setattr(ledger_module, "write_batch", dying)
+    monkeypatch.setattr(flushing_module, "write_batch", dying)
     ledger = QuotaLedger(min_chunk=1000)
     await ledger.start()
     res = await ledger.reserve(db.id, None, 300)
