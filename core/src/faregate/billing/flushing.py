@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from faregate.billing.leases import Lease
-from faregate.billing.pending import Batch, PendingWrites, Swept, write_batch
+from faregate.billing.pending import Batch, CommitFailed, PendingWrites, Swept, write_batch
 from faregate.db import models as m
 
 log = logging.getLogger("faregate.billing")
@@ -70,7 +70,8 @@ class FlushWriter:
 
     async def write(self, flush: Flush) -> None:
         """Write ``flush`` in one transaction. When that fails the error is raised and the
-        flush goes back to be written again, or is held aside (:meth:`resolve`); raises
+        flush goes back to be written again, or is held aside (:meth:`resolve`); a failed
+        commit of a flush with no log row to find it by returns as written. Raises
         :class:`Swept` with the batch requeued."""
         # out of memory before the transaction: a reservation arriving while it runs must not
         # spend money that is on its way back to the balance (it leases anew instead)
@@ -81,14 +82,25 @@ class FlushWriter:
         except Swept:
             self.pending.requeue(flush.batch)
             raise
-        except Exception:
+        except CommitFailed:
             marker = _marker(flush)
             if marker:
                 # the connection may have died after the commit: whether it landed is read
                 # from the database (by a row of the batch) before anything is written again
                 self.in_doubt = (marker, flush)
+                raise
+            # nothing to look it up by (lease returns, asks, counters only): counted as
+            # written, never applied twice (a return credited to the balance again, a spend
+            # taken from the lease row again). Had it not landed, its lease rows keep that
+            # money until this worker stops and the sweeper returns it: refunded, not lost.
+            log.warning("a billing flush's commit failed and nothing tells whether it landed; "
+                        "taken as written", exc_info=True)
+        except Exception:
+            marker = _marker(flush)
+            if marker:
+                self.in_doubt = (marker, flush)  # as above (it failed around its commit)
             else:
-                self.undo(flush)
+                self.undo(flush)  # failed before its commit: rolled back, written again next time
             raise
 
     async def resolve(self) -> Flush | None:
