@@ -93,8 +93,9 @@ class FlushWriter:
             # written, never applied twice (a return credited to the balance again, a spend
             # taken from the lease row again). Had it not landed, its lease rows keep that
             # money until this worker stops and the sweeper returns it: refunded, not lost.
-            log.warning("a billing flush's commit failed and nothing tells whether it landed; "
-                        "taken as written", exc_info=True)
+            log.warning(
+                "a billing flush's commit failed and nothing tells whether it landed; taken as written", exc_info=True
+            )
         except Exception:
             marker = _marker(flush)
             if marker:
