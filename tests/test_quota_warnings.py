@@ -15,9 +15,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import pytest
 import pytest_asyncio
+from tortoise.queryset import ValuesQuery
 
 from faregate import jsonutil
+from faregate.billing.leases import lease_from_db
 from faregate.billing.quota_warnings import format_quota, warning
 from faregate.db import models as m
 from faregate.default_plugins.options import core_options
@@ -276,3 +279,54 @@ def test_the_warning_shows_quota_as_the_site_does() -> None:
     # the quota per unit scales the money, whatever the currency
     assert shown(**{**custom, "QuotaPerUnit": "1000000"}) == "JP\u00a5185.185050"
     assert warning(quota, core_options({"general_setting.quota_display_type": "TOKENS"})).values[1] == "1234567 quota"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("mariadb", marks=pytest.mark.mariadb),
+                        pytest.param("postgres", marks=pytest.mark.postgres)])
+def engine_url(request: pytest.FixtureRequest) -> str:
+    """SQLite (the harness's own), or a fresh MariaDB / PostgreSQL database."""
+    if request.param == "sqlite":
+        return ""
+    return str(request.getfixturevalue(f"{request.param}_url"))
+
+
+async def test_a_lease_taken_during_the_check_warns_once(engine_url: str, make_gateway: Any,
+                                                         receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 29: a lease moves quota from the balance into ``quota_leases`` in one transaction;
+    a check that read the balance before it and the leases after it saw the money twice, took
+    the warned user for recovered, re-armed the warning and warned them again. The lease is
+    taken (by another worker) right after the check's read of the users table: the user
+    stays warned, once."""
+    server = await make_gateway(db_url=engine_url, settings={"notify_private_addresses": "allow"})
+    admin = AdminClient(server.base_url)
+    await admin.setup_root()
+    await admin.ok("PUT", "/api/user/setting", json={
+        "notify_type": "webhook", "quota_warning_threshold": 50_000, "webhook_url": receiver.url,
+        "webhook_secret": SECRET})
+    root = await m.User.get(username="root")
+    await m.User.filter(id=root.id).update(quota=40_000)  # below the threshold
+    warnings = server.gateway.quota_warnings
+    assert await warnings.check([root.id]) == [root.id]
+    await receiver.wait_for(1)
+
+    other = "another-worker"  # a live worker of another machine (the sweeper leaves it be)
+    await m.Worker.create(id=other, heartbeat=int(time.time()))
+    original = ValuesQuery._execute
+    leased: list[int] = []
+
+    async def then_a_lease(query: ValuesQuery[Any]) -> Any:
+        rows = await original(query)
+        if query.model is m.User and not leased:  # 30,000 of the 40,000 leased: 70,000 if counted twice
+            leased.append(await lease_from_db(other, "user", root.id, 30_000, 0))
+        return rows
+
+    monkeypatch.setattr(ValuesQuery, "_execute", then_a_lease)
+    assert await warnings.check([root.id]) == []
+    monkeypatch.undo()
+    assert leased == [30_000]
+    assert (await m.User.get(id=root.id)).quota == 10_000
+    assert await warnings.check([root.id]) == []  # still warned: not a second time
+    await asyncio.sleep(0.2)
+    assert len(receiver.received) == 1
+    assert await m.QuotaWarning.filter(user_id=root.id).count() == 1
+    await admin.close()

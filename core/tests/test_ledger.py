@@ -4,12 +4,19 @@ reservations racing a flush that gives a lease back."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from tortoise import Tortoise
 
+from faregate import gateway as gateway_module
+from faregate.billing import flushing as flushing_module
 from faregate.billing import ledger as ledger_module
+from faregate.billing import pending as pending_module
 from faregate.billing.ledger import InsufficientQuota, LogEntry, QuotaLedger, sweep_dead_workers
 from faregate.db import models as m
 from faregate.db import storage
@@ -92,10 +99,12 @@ class Held:
     was entered): a test decides what happens while the call is in flight."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-        self.real = getattr(ledger_module, name)
+        # the flush writes in its own module, the ledger leases in its
+        module = flushing_module if name == "write_batch" else ledger_module
+        self.real = getattr(module, name)
         self.entered = asyncio.Event()
         self._go = asyncio.Event()
-        monkeypatch.setattr(ledger_module, name, self)
+        monkeypatch.setattr(module, name, self)
 
     async def __call__(self, *args: Any) -> Any:
         self.entered.set()
@@ -238,7 +247,7 @@ async def test_a_batch_whose_commit_failed_is_written_once(db, monkeypatch, land
     the commit) or not. The next flush reads which from the database and writes it only if it
     did not land, so the charge is neither doubled nor lost (a unique request id made a rewrite
     fail forever, and the charges queued behind it were lost at the stop)."""
-    real = ledger_module.write_batch
+    real = flushing_module.write_batch
     failures = [1]
 
     async def dying(*args: Any) -> None:
@@ -250,7 +259,7 @@ async def test_a_batch_whose_commit_failed_is_written_once(db, monkeypatch, land
         if not landed:
             await real(*args)
 
-    monkeypatch.setattr(ledger_module, "write_batch", dying)
+    monkeypatch.setattr(flushing_module, "write_batch", dying)
     ledger = QuotaLedger(min_chunk=1000)
     await ledger.start()
     res = await ledger.reserve(db.id, None, 300)
@@ -265,3 +274,72 @@ async def test_a_batch_whose_commit_failed_is_written_once(db, monkeypatch, land
     quota, held, spent = await balance_parts(db.id)
     assert (quota, held, spent) == (INITIAL - 200, 0, 200)
     assert (await m.User.get(id=db.id)).used_quota == 200
+
+
+@pytest.mark.parametrize("landed", [True, False])
+async def test_a_lease_return_whose_commit_failed_is_credited_once(db, monkeypatch, landed):
+    """Issue 29: a flush that only gives a lease back has no log row to look it up by. Its
+    connection dies at the commit: before, the return was put back in memory and given back
+    again at the next flush, so when the first commit had landed the balance was credited
+    twice (and the lease row went negative). Now it counts as written: credited once; had it
+    not landed, the lease row keeps the money until the sweeper returns it."""
+    real = pending_module.in_transaction
+    failures = [1]
+
+    @contextlib.asynccontextmanager
+    async def dying_at_commit() -> AsyncIterator[Any]:
+        async with real() as conn:
+            yield conn
+            if failures and not landed:
+                failures.pop()
+                raise ConnectionResetError("the server closed the connection")  # rolled back
+        if failures:
+            failures.pop()
+            raise ConnectionResetError("the server closed the connection")  # after the commit
+
+    ledger = QuotaLedger(min_chunk=1000, lease_idle=0)  # every lease not in use goes back
+    await ledger.start()
+    ledger._task.cancel()  # flush by hand
+    res = await ledger.reserve(db.id, None, 300)
+    assert res.refund()
+    quota, held, _ = await balance_parts(db.id)
+    assert held > 0 and quota + held == INITIAL
+    monkeypatch.setattr(pending_module, "in_transaction", dying_at_commit)
+    with contextlib.suppress(ConnectionResetError):  # (it used to raise: put back, retried)
+        await ledger.flush()  # the return only, its commit failed
+    assert failures == []
+    await ledger.flush()
+    await ledger.stop()
+    quota, held, _ = await balance_parts(db.id)
+    if landed:
+        assert (quota, held) == (INITIAL, 0), "credited once"
+    else:  # kept by the lease row of a worker that stopped: the sweeper gives it back
+        assert quota + held == INITIAL
+        await sweep_dead_workers(stale_after=60)
+        assert await balance_parts(db.id) == (INITIAL, 0, 0)
+
+
+async def test_each_lease_sweep_runs_in_a_context_of_its_own(monkeypatch):
+    """Issue 29: tortoise keeps the current transaction in a context variable, and may leave
+    it set when releasing a dead connection raises; the lease sweeper's loop runs each sweep
+    in a task of its own (as the ledger's flush), so what one sweep leaves in its context is
+    not the next one's."""
+    left_behind: contextvars.ContextVar[str] = contextvars.ContextVar("left_behind", default="")
+    seen: list[str] = []
+    two = asyncio.Event()
+
+    async def sweep(stale_after: float) -> int:
+        seen.append(left_behind.get())
+        left_behind.set("a dead connection's transaction")
+        if len(seen) == 2:
+            two.set()
+        return 0
+
+    monkeypatch.setattr(gateway_module, "sweep_dead_workers", sweep)
+    gateway = SimpleNamespace(settings=SimpleNamespace(sweep_interval=0))
+    loop = asyncio.create_task(gateway_module.Gateway._sweep_loop(gateway))  # type: ignore[arg-type]
+    await asyncio.wait_for(two.wait(), 10)
+    loop.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await loop
+    assert seen[:2] == ["", ""]

@@ -210,7 +210,10 @@ class Gateway:
         while True:
             await asyncio.sleep(self.settings.sweep_interval)
             try:
-                await sweep_dead_workers(stale_after=self.settings.sweep_interval * 3)
+                # a task (a context) of its own, as the ledger's flush: when a connection dies
+                # under release_worker's transaction, tortoise may leave that transaction set in
+                # the task's context, and every later sweep of this loop would use it
+                await asyncio.ensure_future(sweep_dead_workers(stale_after=self.settings.sweep_interval * 3))
             except Exception:
                 log.exception("lease sweep failed")
 

@@ -1,6 +1,6 @@
 """Exact, fast quota accounting: leases taken atomically from the database
 (:mod:`faregate.billing.leases`), spent from memory here, flushed in batches
-(:mod:`faregate.billing.pending`).
+(:mod:`faregate.billing.pending`, :mod:`faregate.billing.flushing`).
 
 Invariants (tested in core/tests/test_ledger.py on SQLite, and on every storage engine by
 the storage conformance suite, :mod:`faregate.testing.conformance`; tests/test_relay_openai.py,
@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tortoise.exceptions import OperationalError
 
+from faregate.billing.flushing import Flush, FlushWriter, gather
 from faregate.billing.leases import InsufficientQuota, Lease, ask_back, asked_back, holders, lease_from_db, read_balance
-from faregate.billing.pending import Batch, LogEntry, PendingWrites, Swept, write_batch
+from faregate.billing.pending import LogEntry, PendingWrites, Swept
 from faregate.billing.workers import new_worker_id
 from faregate.billing.workers import sweep_dead_workers as sweep_dead_workers  # its home before
 from faregate.db import models as m
@@ -106,9 +107,8 @@ class QuotaLedger:
         self._task: asyncio.Task[Any] | None = None
         self._flush_lock = asyncio.Lock()
         self._orphans: list[Lease] = []
-        #: a batch whose commit failed, kept apart until the database says whether it landed:
-        #: (a request id of its rows, the batch, what it spent, what it gave back)
-        self._in_doubt: tuple[str, Batch, list[tuple[Lease, int]], list[tuple[Lease, int]]] | None = None
+        #: writes each flush once (a batch whose commit failed is held aside there)
+        self._writer = FlushWriter(self.worker_id, self._pending)
         self._asks_read = 0.0  # when (monotonic) this worker last read other workers' asks
         self.recorders: list[UsageRecorder] = []
         #: told, after each flush that wrote charges, which users were charged (quota warnings)
@@ -291,44 +291,25 @@ class QuotaLedger:
                 await self._flush_once(return_all)
 
     async def _flush_once(self, return_all: bool) -> bool:
-        """Write what is pending in one transaction; True if this worker had been swept.
-        Leases idle for ``lease_idle`` go back whole; of a lease another worker asked for
-        (see :meth:`_reclaim`), what is not reserved goes back, and the ask is answered."""
+        """Write what is pending in one transaction (:mod:`faregate.billing.flushing`); True
+        if this worker had been swept."""
         # looked up once per reclaim_poll, not per flush (a busy worker flushes every interval),
         # and before the batch is taken: what is settled meanwhile still goes in this flush
         asked: set[tuple[str, int]] = set()
         if self.leases and (return_all or time.monotonic() - self._asks_read >= self.reclaim_poll):
             self._asks_read = time.monotonic()
             asked = await asked_back(self.worker_id)
-        if self._in_doubt is not None:
-            await self._resolve_doubt()
-        batch = self._pending.take()
-        now = time.monotonic()
-        consumed: list[tuple[Lease, int]] = []
-        returning: list[tuple[Lease, int]] = []
-        for lease in [*self.leases.values(), *self._orphans]:
-            if lease.consumed_unflushed:
-                consumed.append((lease, lease.consumed_unflushed))
-            if lease.orphaned:
-                continue
-            wanted = (lease.kind, lease.ref_id) in asked
-            if wanted:
-                lease.given_back = now
-            if lease.reserved == 0 and not lease.lock.locked() and (
-                    return_all or now - lease.last_used > self.lease_idle):
-                returning.append((lease, lease.free))
-            elif wanted and lease.free > 0:
-                returning.append((lease, lease.free))
-        if not (batch or consumed or returning or asked):
+        if self._writer.in_doubt is not None:
+            landed = await self._writer.resolve()
+            if landed is not None:
+                await self._written(landed)
+        flush = gather(self._pending.take(), [*self.leases.values(), *self._orphans], asked,
+                       lease_idle=self.lease_idle, return_all=return_all)
+        if not flush:
             return False
-        # out of memory before the transaction: a reservation arriving while it runs must not
-        # spend money that is on its way back to the balance (it leases anew instead)
-        for lease, amount in returning:
-            lease.free -= amount
         try:
-            await write_batch(self.worker_id, batch, consumed, returning, asked)
+            await self._writer.write(flush)
         except Swept:
-            self._pending.requeue(batch)
             log.error("worker %s was swept as dead while alive; re-registering", self.worker_id)
             for lease in self.leases.values():  # their money went back to the balances
                 lease.orphaned = True
@@ -336,54 +317,26 @@ class QuotaLedger:
                 self._orphans.append(lease)
             self.leases = {}
             return True
-        except Exception:
-            marker = next((e.request_id for e in batch.logs if e.request_id), "")
-            if marker:
-                # the connection may have died after the commit: whether it landed is read
-                # from the database (by a row of the batch) before anything is written again
-                self._in_doubt = (marker, batch, consumed, returning)
-            else:
-                self._undo(batch, returning)
-            raise
-        await self._written(batch, consumed, returning)
+        await self._written(flush)
         return False
 
-    def _undo(self, batch: Batch, returning: list[tuple[Lease, int]]) -> None:
-        self._pending.requeue(batch)
-        for lease, amount in returning:
-            lease.free += amount
-
-    async def _resolve_doubt(self) -> None:
-        """The batch whose commit failed was written (a row of it is in the database: done) or
-        not (back in the queue); raises, still in doubt, while the database cannot tell."""
-        assert self._in_doubt is not None
-        marker, batch, consumed, returning = self._in_doubt
-        landed = await m.Log.filter(request_id=marker).exists()
-        self._in_doubt = None
-        if landed:
-            log.warning("a billing batch whose commit failed had been written; not writing it again")
-            await self._written(batch, consumed, returning)
-        else:
-            self._undo(batch, returning)
-
-    async def _written(self, batch: Batch, consumed: list[tuple[Lease, int]],
-                       returning: list[tuple[Lease, int]]) -> None:
-        for lease, amount in consumed:
+    async def _written(self, flush: Flush) -> None:
+        for lease, amount in flush.consumed:
             lease.consumed_unflushed -= amount
-        for lease, _ in returning:
+        for lease, _ in flush.returning:
             # a lease being refilled (its lock taken) stays: the refill lands in this object
             if (lease.free == 0 and lease.reserved == 0 and lease.consumed_unflushed == 0
                     and not lease.lock.locked()):
                 self.leases.pop((lease.kind, lease.ref_id), None)
         self._orphans = [o for o in self._orphans if o.reserved or o.consumed_unflushed]
-        if batch.users:
+        if flush.batch.users:
             for watcher in self.watchers:
                 try:
-                    watcher(list(batch.users))
+                    watcher(list(flush.batch.users))
                 except Exception:
                     log.exception("ledger watcher %r failed", watcher)
         for recorder in self.recorders:
-            for entry in batch.logs:
+            for entry in flush.batch.logs:
                 try:
                     result = recorder.record(entry)
                     if asyncio.iscoroutine(result):

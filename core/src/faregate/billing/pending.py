@@ -56,6 +56,11 @@ class Swept(Exception):
     """This worker's row is gone: a sweeper returned its leases."""
 
 
+class CommitFailed(Exception):
+    """A flush's statements all ran and its commit failed: the server may have committed
+    before the connection died, so the batch may have landed."""
+
+
 @dataclass(slots=True)
 class Batch:
     """Settled and not yet written: the rows and the counters' increments."""
@@ -113,42 +118,51 @@ async def write_batch(worker_id: str, batch: Batch, consumed: list[tuple[Lease, 
                       returning: list[tuple[Lease, int]], answered: set[tuple[str, int]] | None = None) -> None:
     """One transaction: the log rows, the used-quota counters, what each lease spent and
     what goes back to the balances; the asks of ``answered`` leases are cleared (what they
-    give back is in ``returning``). Raises :class:`Swept` when the worker was swept."""
+    give back is in ``returning``). Raises :class:`Swept` when the worker was swept, and
+    :class:`CommitFailed` when the commit failed (what failed before it was rolled back)."""
     answered = answered or set()
-    async with in_transaction() as conn:
-        # a write first: on SQLite a transaction that reads first cannot write once another
-        # process has written ("database is locked" at once, whatever the busy timeout)
-        await m.Worker.filter(id=worker_id).using_db(conn).update(heartbeat=int(time.time()))
-        # exists(), not the UPDATE's row count: MySQL counts only rows whose value changed
-        if not await m.Worker.filter(id=worker_id).using_db(conn).exists():
-            raise Swept
-        # an orphan's spending was never subtracted (its lease money went back): charge it now
-        for lease, amount in consumed:
-            if lease.orphaned and amount:
-                await take_from_balance(lease.kind, lease.ref_id, amount, conn)
-        consumed = [(lease, amount) for lease, amount in consumed if not lease.orphaned]
-        if batch.logs:
-            await m.Log.bulk_create([log_row(e) for e in batch.logs], using_db=conn)
-        for uid, (quota, count) in batch.users.items():
-            await m.User.filter(id=uid).using_db(conn).update(
-                used_quota=F("used_quota") + quota, request_count=F("request_count") + count)
-        stamp = int(time.time())
-        for tid, quota in batch.tokens.items():
-            await m.Token.filter(id=tid).using_db(conn).update(used_quota=F("used_quota") + quota, accessed_time=stamp)
-        for cid, quota in batch.channels.items():
-            await m.Channel.filter(id=cid).using_db(conn).update(used_quota=F("used_quota") + quota)
-        # the lease row shrinks by what was spent; returned leases go back to the balance
-        spent: dict[tuple[str, int], int] = {}
-        for lease, amount in consumed:
-            spent[(lease.kind, lease.ref_id)] = amount
-        back = {(lease.kind, lease.ref_id): amount for lease, amount in returning}
-        for key in set(spent) | set(back) | answered:
-            kind, ref = key
-            delta = spent.get(key, 0) + back.get(key, 0)
-            change: dict[str, Any] = {"held": F("held") - delta}
-            if key in answered:
-                change["wanted"] = False
-            await m.QuotaLease.filter(worker=worker_id, kind=kind, ref_id=ref).using_db(conn).update(**change)
-            if key in back and back[key]:
-                await return_to_balance(kind, ref, back[key], conn)
-        await m.QuotaLease.filter(worker=worker_id, held=0).using_db(conn).delete()
+    written = False  # every statement ran: a failure now is the commit's, which may have landed
+    try:
+        async with in_transaction() as conn:
+            # a write first: on SQLite a transaction that reads first cannot write once another
+            # process has written ("database is locked" at once, whatever the busy timeout)
+            await m.Worker.filter(id=worker_id).using_db(conn).update(heartbeat=int(time.time()))
+            # exists(), not the UPDATE's row count: MySQL counts only rows whose value changed
+            if not await m.Worker.filter(id=worker_id).using_db(conn).exists():
+                raise Swept
+            # an orphan's spending was never subtracted (its lease money went back): charge it now
+            for lease, amount in consumed:
+                if lease.orphaned and amount:
+                    await take_from_balance(lease.kind, lease.ref_id, amount, conn)
+            consumed = [(lease, amount) for lease, amount in consumed if not lease.orphaned]
+            if batch.logs:
+                await m.Log.bulk_create([log_row(e) for e in batch.logs], using_db=conn)
+            for uid, (quota, count) in batch.users.items():
+                await m.User.filter(id=uid).using_db(conn).update(
+                    used_quota=F("used_quota") + quota, request_count=F("request_count") + count)
+            stamp = int(time.time())
+            for tid, quota in batch.tokens.items():
+                await m.Token.filter(id=tid).using_db(conn).update(used_quota=F("used_quota") + quota,
+                                                                   accessed_time=stamp)
+            for cid, quota in batch.channels.items():
+                await m.Channel.filter(id=cid).using_db(conn).update(used_quota=F("used_quota") + quota)
+            # the lease row shrinks by what was spent; returned leases go back to the balance
+            spent: dict[tuple[str, int], int] = {}
+            for lease, amount in consumed:
+                spent[(lease.kind, lease.ref_id)] = amount
+            back = {(lease.kind, lease.ref_id): amount for lease, amount in returning}
+            for key in set(spent) | set(back) | answered:
+                kind, ref = key
+                delta = spent.get(key, 0) + back.get(key, 0)
+                change: dict[str, Any] = {"held": F("held") - delta}
+                if key in answered:
+                    change["wanted"] = False
+                await m.QuotaLease.filter(worker=worker_id, kind=kind, ref_id=ref).using_db(conn).update(**change)
+                if key in back and back[key]:
+                    await return_to_balance(kind, ref, back[key], conn)
+            await m.QuotaLease.filter(worker=worker_id, held=0).using_db(conn).delete()
+            written = True
+    except Exception as exc:
+        if written:
+            raise CommitFailed(str(exc) or type(exc).__name__) from exc
+        raise

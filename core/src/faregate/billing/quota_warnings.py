@@ -5,11 +5,14 @@ falls below their threshold (their own ``quota_warning_threshold`` setting, else
 
 Nothing here is on a request's path. The ledger tells :meth:`QuotaWarnings.charged` which
 users a flush charged; a background task checks those users at most once per
-``interval`` seconds, all of them in three queries (their balances, the quota their
-leases hold, who was warned already). "Warned" is a row in ``quota_warnings`` (one per
-user, unique): a worker sends only when its INSERT made the row, so many workers seeing the
-same balance warn once; the row is deleted when the balance is seen above the threshold
-(after a charge, or a credit that calls :meth:`QuotaWarnings.recheck`). A notification
+``interval`` seconds, all of them in one statement (their balances, the quota their
+leases hold and who was warned already, read at one instant: a lease taken between two
+reads would move money from the balance to the leases unseen and make a warned user look
+recovered). "Warned" is a row in ``quota_warnings`` (one per user, unique): a worker sends
+only when its INSERT made the row, so many workers seeing the same balance warn once; the
+row is deleted (by its id: a warning made since the read stays) when the balance is seen
+above the threshold (after a charge, or a credit that calls
+:meth:`QuotaWarnings.recheck`). A notification
 that fails is logged and not retried (new-api's behaviour): the row stays, so a broken
 webhook is not called again on every request."""
 
@@ -19,14 +22,18 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from tortoise.exceptions import IntegrityError
+from tortoise.expressions import RawSQL, Subquery
+from tortoise.functions import Sum
 
 from faregate.accounts.notify import Notification, Notifier, NotifyTarget, stored_settings, target_of
 from faregate.db import models as m
 
 if TYPE_CHECKING:
+    from tortoise.queryset import ValuesQuery
+
     from faregate.billing.options import BillingOptions
 
 log = logging.getLogger("faregate.billing")
@@ -67,6 +74,19 @@ def threshold_of(settings: Mapping[str, Any], options: BillingOptions) -> int:
     if isinstance(own, int | float) and not isinstance(own, bool) and own > 0:
         return int(own)
     return options.quota_remind_threshold
+
+
+def balances_and_warnings(user_ids: list[int]) -> ValuesQuery[Literal[False]]:
+    """Each user's row with ``held`` (what their user leases hold) and ``warning`` (the id of
+    their warning row, or None), in one statement: money moving between the balance and a
+    lease meanwhile is seen on one side, never on both or neither."""
+    # the outer row's id, named by its table (a bare "id" would be the subquery's own);
+    # unquoted, a plain name every engine reads alike
+    user_id = RawSQL(f"{m.User._meta.db_table}.id")
+    leases = m.QuotaLease.filter(kind="user", ref_id=user_id).annotate(total=Sum("held")).values("total")
+    warning_row = m.QuotaWarning.filter(user_id=user_id).values("id")
+    return m.User.filter(id__in=user_ids).annotate(held=Subquery(leases), warning=Subquery(warning_row)).values(
+        "id", "username", "email", "quota", "setting", "held", "warning")
 
 
 class QuotaWarnings:
@@ -115,27 +135,19 @@ class QuotaWarnings:
         if not ids:
             return []
         options = self.options()
-        rows = await m.User.filter(id__in=ids).values("id", "username", "email", "quota", "setting")
-        held: dict[int, int] = {}
-        for ref, amount in await m.QuotaLease.filter(kind="user", ref_id__in=ids).values_list("ref_id", "held"):
-            held[int(ref)] = held.get(int(ref), 0) + int(amount)
-        # tortoise types values_list(flat=True) as a list of tuples; flat, it is the values
-        warned = set(cast("list[int]", await m.QuotaWarning.filter(user_id__in=ids).values_list("user_id",
-                                                                                               flat=True)))
         recovered: list[int] = []
         low: list[tuple[dict[str, Any], dict[str, Any], int, int]] = []
-        for row in rows:
-            uid = int(row["id"])
+        for row in await balances_and_warnings(ids):
             settings = stored_settings(row["setting"] or "")
             threshold = threshold_of(settings, options)
-            remaining = int(row["quota"]) + held.get(uid, 0)
+            remaining = int(row["quota"]) + int(row["held"] or 0)
             if threshold <= 0 or remaining >= threshold:
-                if uid in warned:
-                    recovered.append(uid)
-            elif uid not in warned:
+                if row["warning"] is not None:
+                    recovered.append(int(row["warning"]))
+            elif row["warning"] is None:
                 low.append((row, settings, remaining, threshold))
         if recovered:
-            await m.QuotaWarning.filter(user_id__in=recovered).delete()
+            await m.QuotaWarning.filter(id__in=recovered).delete()
         sent: list[int] = []
         for row, settings, remaining, threshold in low:
             target, kind = target_of(int(row["id"]), str(row["username"]), str(row["email"] or ""), settings)

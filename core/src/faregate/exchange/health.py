@@ -2,7 +2,8 @@
 then cool the channel (or the key) down, or disable a dead key's channel (new-api's
 auto-disable rules, when ``AutomaticDisableChannelEnabled`` and the channel's ``auto_ban``
 allow it). On a multi-key channel a dead key is disabled on its own, as new-api does; the
-channel only when no key is left."""
+channel only when no key is left. The root user is told when the relay disabled a channel, in
+the channel monitor's words (new-api's ``DisableChannel`` notifies the root)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from faregate.accounts.root_notice import channel_disabled, notify_root
 from faregate.contracts import Provider
 from faregate.db import models as m
 from faregate.errors import KIND_BY_STATUS, GatewayError, shield
@@ -118,7 +120,7 @@ def judge_answer(ex: Exchange, channel: ChannelEntry, key: str, status: int, err
                 return True
             gw.snapshot.drop_channel(channel.id)  # this worker stops routing to it now
             gw.breakers.forget(channel.id)
-            gw.spawn(gw.disable_channel(channel.id, reason))
+            gw.spawn(disable_and_tell(gw, channel.id, channel.name, reason))
             return False
         # a dead key the operator keeps enabled: skip it for a while rather than every request
         trip(gw, channel, key if per_key else CHANNEL, f"upstream answered {status} ({err.code})")
@@ -148,7 +150,22 @@ def disable_key(gw: ExchangeHost, channel: ChannelEntry, key: str, reason: str) 
     if not channel.keys:
         gw.snapshot.drop_channel(channel.id)
         gw.breakers.forget(channel.id)
-    gw.spawn(persist_key_disable(gw, channel.id, key, reason))
+    gw.spawn(_disable_key(gw, channel.id, channel.name, key, reason))
+
+
+async def disable_and_tell(gw: ExchangeHost, channel_id: int, name: str, reason: str) -> bool:
+    """Disable the channel for every worker; the root is told when this call did (once per
+    event: another worker's or the monitor's disable of it tells nobody again)."""
+    if not await gw.disable_channel(channel_id, reason):
+        return False
+    await notify_root(gw.notifiers, gw.spawn, channel_disabled(name, channel_id, reason))
+    return True
+
+
+async def _disable_key(gw: ExchangeHost, channel_id: int, name: str, key: str, reason: str) -> None:
+    """A key disabled for every worker; the root is told when it was the channel's last."""
+    if await persist_key_disable(gw, channel_id, key, reason):
+        await notify_root(gw.notifiers, gw.spawn, channel_disabled(name, channel_id, reason))
 
 
 async def persist_key_disable(gw: ExchangeHost, channel_id: int, key: str, reason: str) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from faregate.accounts.notify import Notifier
     from faregate.billing.ledger import QuotaLedger
     from faregate.contracts import Authenticator, InboundFormat, Provider
     from faregate.exchange.big_bodies import BigBodyLane
@@ -84,6 +85,9 @@ class ExchangeHost(Protocol):
     def quota_checks(self) -> list[QuotaCheck]: ...
     @property
     def pricers(self) -> list[Pricer]: ...
+    #: how users are told things, by kind (the root, when the relay disables a channel)
+    @property
+    def notifiers(self) -> Mapping[str, Notifier]: ...
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
     def tokenizer(self, model: str) -> Tokenizer | None: ...
