@@ -1,11 +1,17 @@
 """new-api's ``token_setting.max_user_tokens`` (issue 28 item 4): a user at the limit cannot
 create another API key, refused with new-api's message; the limit is per user, and raising it
-(or deleting a key) lets the next one through."""
+(or deleting a key) lets the next one through. Concurrent creates never pass the limit, on
+SQLite, MariaDB and PostgreSQL."""
 
 from __future__ import annotations
 
-import httpx
+import asyncio
+from typing import Any
 
+import httpx
+import pytest
+
+from faregate.db import models as m
 from faregate.testing.harness import AdminClient, GatewayServer
 
 KEY = {"name": "k", "remain_quota": 0, "unlimited_quota": True, "expired_time": -1}
@@ -40,3 +46,28 @@ async def test_the_limit_is_checked_and_listed(admin: AdminClient) -> None:
         assert resp["success"] is False and "token_setting.max_user_tokens" in resp["message"]
     await admin.set_option("token_setting.max_user_tokens", 0)
     assert (await admin.call("POST", "/api/token/", json=KEY))["message"] == "已达到最大令牌数量限制 (0)"
+
+
+@pytest.fixture(params=["sqlite", "mariadb", "postgres"])
+def engine_url(request: pytest.FixtureRequest) -> str:
+    """SQLite (a file), or a fresh MariaDB / PostgreSQL database (skipped without the server)."""
+    if request.param == "sqlite":
+        return ""
+    return str(request.getfixturevalue(f"{request.param}_url"))
+
+
+async def test_concurrent_creates_stop_exactly_at_the_limit_on_every_engine(engine_url: str,
+                                                                           make_gateway: Any) -> None:
+    """Twenty creates at once against a limit of five (on MariaDB and PostgreSQL each request on
+    its own connection of the pool): exactly five keys, the other fifteen refused with the
+    limit's message. The count and the insert share one transaction holding the user's row."""
+    server = await make_gateway(db_url=engine_url)
+    admin = AdminClient(server.base_url)
+    await admin.setup_root()
+    await admin.set_option("token_setting.max_user_tokens", 5)
+    answers = await asyncio.gather(*(admin.call("POST", "/api/token/", json={**KEY, "name": f"k{i}"})
+                                     for i in range(20)))
+    refused = [a["message"] for a in answers if not a["success"]]
+    assert refused == ["已达到最大令牌数量限制 (5)"] * 15, answers
+    assert await m.Token.filter(user_id=admin.user_id).count() == 5
+    await admin.close()

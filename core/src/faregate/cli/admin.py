@@ -137,8 +137,7 @@ async def _redis_reachable(url: str) -> bool:
 @click.option("--expires-in-days", type=click.IntRange(1, 36500), help="Default: never.")
 def create_key(username: str, name: str, quota: int | None, group: str, expires_in_days: int | None) -> None:
     """Create an API key and print it once (sk-…)."""
-    from faregate.accounts.key_options import key_cap_refusal
-    from faregate.accounts.keys import issue_key
+    from faregate.accounts.key_options import KeyCapReached, issue_key_under_cap
 
     if len(name) > 64:
         raise click.BadParameter("at most 64 characters", param_hint="--name")
@@ -148,15 +147,16 @@ def create_key(username: str, name: str, quota: int | None, group: str, expires_
         async with open_database(gateway):
             user = await _user_named(username)
             await gateway.snapshot.load_options()
-            refusal = await key_cap_refusal(gateway.snapshot.options, user.id)
-            if refusal:  # the key API's rule and words (token_setting.max_user_tokens)
-                raise click.ClickException(refusal)
             if group:
                 if group not in gateway.snapshot.options.group_ratio:
                     raise click.BadParameter(f"group {group!r} has no GroupRatio entry", param_hint="--group")
             expires = int(time.time()) + expires_in_days * 86400 if expires_in_days else -1
-            row, key = await issue_key(gateway.box, user_id=user.id, name=name, group=group,
-                                       remain_quota=quota or 0, unlimited_quota=quota is None, expired_time=expires)
+            try:  # the key API's rule and words (token_setting.max_user_tokens)
+                row, key = await issue_key_under_cap(gateway.box, gateway.snapshot.options, user_id=user.id,
+                                                     name=name, group=group, remain_quota=quota or 0,
+                                                     unlimited_quota=quota is None, expired_time=expires)
+            except KeyCapReached as refused:
+                raise click.ClickException(str(refused)) from None
             await announce(gateway, "token", row.id)
             click.echo(f"sk-{key}")
             click.echo(f"key {name!r} (id {row.id}) for {username!r}: shown once, keep it safe", err=True)

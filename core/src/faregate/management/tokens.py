@@ -11,8 +11,7 @@ from quart import Blueprint, Response, request
 from quart_schema import document_response, validate_request
 from tortoise.expressions import Q
 
-from faregate.accounts.key_options import key_cap_refusal
-from faregate.accounts.keys import issue_key
+from faregate.accounts.key_options import KeyCapReached, issue_key_under_cap
 from faregate.db import models as m
 from faregate.management.common import (
     BadInput,
@@ -214,10 +213,10 @@ async def create_token(data: TokenCreate, me: Principal) -> Response:
     if expires != -1 and expires < time.time():
         return fail("the expiry time is in the past")
     gw = gateway()
-    refusal = await key_cap_refusal(gw.snapshot.options, me.user.id)
-    if refusal:
-        return fail(refusal)
-    row, _ = await issue_key(gw.box, user_id=me.user.id, **fields)
+    try:
+        row, _ = await issue_key_under_cap(gw.box, gw.snapshot.options, user_id=me.user.id, **fields)
+    except KeyCapReached as refused:
+        return fail(str(refused))
     await gw.feed.publish("token", row.id)
     return ok(await token_view(row))
 
