@@ -1,5 +1,5 @@
-// API keys: create (the key shown once, to copy), limits (quota, expiry, models, IPs),
-// group, enable/disable, edit, delete, copy a key later through the reveal route.
+// API keys: create (the key shown once, to copy), limits (quota, expiry, models, IPs, rate
+// limits), group, enable/disable, edit, delete, copy a key later through the reveal route.
 import { useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
 import { api } from '../lib/api.js'
@@ -34,7 +34,16 @@ export const strings = {
     createdHint: 'Copy it now: it is shown once. You can copy it again later from the list.',
     copyKey: 'Copy key',
     s1: 'Enabled', s2: 'Disabled', s3: 'Expired', s4: 'Exhausted',
-    searchHint: 'Name or key'
+    searchHint: 'Name or key',
+    rateLimits: 'Rate limits',
+    rpm_limit: 'Requests per minute',
+    tpm_limit: 'Tokens per minute',
+    max_parallel_requests: 'Parallel requests',
+    limitHint: 'Empty: no limit of its own.',
+    limitsHint: 'A limit of the key\'s group (set by the administrator) applies too; the lower one wins.',
+    limitBad: 'A whole number from 0 to {max}, or empty.',
+    rpmShort: '{n}/min', tpmShort: '{n} tokens/min', parallelShort: '{n} at once',
+    noLimits: 'None'
   },
   'zh-CN': {
     title: '令牌管理',
@@ -60,11 +69,61 @@ export const strings = {
     createdHint: '请立即复制：令牌只完整显示这一次。之后也可在列表中再次复制。',
     copyKey: '复制令牌',
     s1: '已启用', s2: '已禁用', s3: '已过期', s4: '已耗尽',
-    searchHint: '名称或令牌'
+    searchHint: '名称或令牌',
+    rateLimits: '速率限制',
+    rpm_limit: '每分钟请求数',
+    tpm_limit: '每分钟令牌数（tokens）',
+    max_parallel_requests: '并发请求数',
+    limitHint: '留空：不单独限制。',
+    limitsHint: '令牌所在分组的限制（由管理员设置）同样生效，取较低者。',
+    limitBad: '请输入 0 到 {max} 的整数，或留空。',
+    rpmShort: '{n} 次/分钟', tpmShort: '{n} tokens/分钟', parallelShort: '并发 {n}',
+    noLimits: '无'
   }
 }
 const t = translator(strings)
 const PAGE_SIZE = 20
+// the key API's rate limits (LiteLLM's names): whole numbers from 0 (none of its own) to a 32-bit column's top
+const LIMITS = ['rpm_limit', 'tpm_limit', 'max_parallel_requests']
+const MAX_LIMIT = 2147483647
+
+/** The number to send for a limit's text (empty: 0, none), or null when the text is not one. */
+function limitValue (text) {
+  const s = String(text).trim()
+  if (s === '') return 0
+  if (!/^\d+$/.test(s)) return null
+  const n = Number(s)
+  return n <= MAX_LIMIT ? n : null
+}
+
+/** The server's refusal of a limit ("rpm_limit: Input should be …; …"), by field. */
+function limitRefusals (message) {
+  const found = {}
+  for (const part of String(message || '').split('; ')) {
+    const m = /^(\w+): (.+)$/.exec(part)
+    if (m && LIMITS.includes(m[1])) found[m[1]] = part
+  }
+  return found
+}
+
+const limitsText = r => {
+  const parts = [
+    r.rpm_limit ? t('rpmShort', { n: r.rpm_limit.toLocaleString() }) : null,
+    r.tpm_limit ? t('tpmShort', { n: r.tpm_limit.toLocaleString() }) : null,
+    r.max_parallel_requests ? t('parallelShort', { n: r.max_parallel_requests.toLocaleString() }) : null
+  ].filter(Boolean)
+  return parts.length ? parts.join(' · ') : t('noLimits')
+}
+
+function LimitField ({ name, value, error, onInput }) {
+  const errorId = `${name}-error`
+  return html`<div class="field">
+    <label class="field-box"><span class="field-label">${t(name)}</span>
+      <input name=${name} inputmode="numeric" autocomplete="off" placeholder="—" value=${value} onInput=${onInput}
+        aria-invalid=${error ? 'true' : undefined} aria-describedby=${error ? errorId : undefined} /></label>
+    ${error ? html`<small class="error" id=${errorId} role="alert">${error}</small>` : html`<small class="hint">${t('limitHint')}</small>`}
+  </div>`
+}
 
 const toLocalInput = seconds => {
   if (!seconds || seconds < 0) return ''
@@ -75,6 +134,7 @@ const toLocalInput = seconds => {
 function KeyForm ({ row, groups, onDone }) {
   const { status } = useSession()
   const [error, setError] = useState(null)
+  const [limitErrors, setLimitErrors] = useState({}) // a limit's refusal, by field: the form's or the server's
   // every field held here: a re-render (the quota's hint follows the typing) keeps what was typed
   const [v, setV] = useState(() => ({
     name: row?.name || '',
@@ -84,7 +144,8 @@ function KeyForm ({ row, groups, onDone }) {
     group: row?.group || '',
     model_limits_enabled: !!row?.model_limits_enabled,
     model_limits: row?.model_limits || '',
-    allow_ips: row?.allow_ips || ''
+    allow_ips: row?.allow_ips || '',
+    ...Object.fromEntries(LIMITS.map(name => [name, row?.[name] ? String(row[name]) : '']))
   }))
   const set = name => e => {
     const el = e.currentTarget
@@ -92,6 +153,12 @@ function KeyForm ({ row, groups, onDone }) {
   }
   const submit = async e => {
     e.preventDefault()
+    setError(null)
+    const limits = Object.fromEntries(LIMITS.map(name => [name, limitValue(v[name])]))
+    const bad = Object.fromEntries(LIMITS.filter(name => limits[name] === null)
+      .map(name => [name, t('limitBad', { max: MAX_LIMIT.toLocaleString() })]))
+    setLimitErrors(bad)
+    if (Object.keys(bad).length) return
     const body = {
       name: v.name,
       unlimited_quota: v.unlimited_quota,
@@ -100,13 +167,18 @@ function KeyForm ({ row, groups, onDone }) {
       model_limits_enabled: v.model_limits_enabled,
       model_limits: v.model_limits.split(',').map(s => s.trim()).filter(Boolean).join(','),
       allow_ips: v.allow_ips.trim(),
-      group: v.group
+      group: v.group,
+      ...limits // 0 clears a limit (null would keep it)
     }
     try {
       const saved = row ? await api('/api/token/', { method: 'PUT', body: { ...body, id: row.id } })
         : await api('/api/token/', { method: 'POST', body })
       onDone(saved, !row)
-    } catch (err) { setError(err) }
+    } catch (err) {
+      const refused = limitRefusals(err.message)
+      if (Object.keys(refused).length) setLimitErrors(refused)
+      else setError(err)
+    }
   }
   return html`<form class="form-grid" onSubmit=${submit}>
     <${Field} label=${t('name')} wide><input name="name" required maxlength="50" value=${v.name} onInput=${set('name')} /></${Field}>
@@ -126,6 +198,10 @@ function KeyForm ({ row, groups, onDone }) {
     <label class="check field wide"><input type="checkbox" name="model_limits_enabled" checked=${v.model_limits_enabled} onChange=${set('model_limits_enabled')} /> ${t('limitModels')}</label>
     <${Field} label=${t('models')} wide><input name="model_limits" maxlength="10000" value=${v.model_limits} onInput=${set('model_limits')} /></${Field}>
     <${Field} label=${t('ips')} wide><textarea name="allow_ips" maxlength="10000" value=${v.allow_ips} onInput=${set('allow_ips')} /></${Field}>
+    <h3 class="form-section">${t('rateLimits')}</h3>
+    <p class="hint form-section">${t('limitsHint')}</p>
+    ${LIMITS.map(name => html`<${LimitField} key=${name} name=${name} value=${v[name]} error=${limitErrors[name]}
+      onInput=${e => { set(name)(e); setLimitErrors(old => ({ ...old, [name]: undefined })) }} />`)}
     <button type="submit">${common('save')}</button>
     <${ErrorText} error=${error} />
   </form>`
@@ -170,6 +246,7 @@ export default function Keys () {
     { label: t('used'), render: r => quotaText(r.used_quota, status) },
     { label: t('remaining'), render: r => (r.unlimited_quota ? '∞' : quotaText(r.remain_quota, status)) },
     { label: t('group'), render: r => r.group || '—' },
+    { label: t('rateLimits'), render: r => limitsText(r) },
     { label: t('created'), render: r => timeText(r.created_time) },
     { label: t('expires'), render: r => (r.expired_time === -1 ? t('never') : timeText(r.expired_time)) },
     {

@@ -23,6 +23,7 @@ export const strings = {
     prices: 'Prices and groups',
     quota: 'Quota',
     channels: 'Channels and retries',
+    rateLimits: 'Rate limits',
     logs: 'Logs',
     payments: 'Payments',
     monitoring: 'Monitoring',
@@ -59,6 +60,7 @@ export const strings = {
     prices: '价格与分组',
     quota: '额度',
     channels: '渠道与重试',
+    rateLimits: '速率限制',
     logs: '日志',
     payments: '支付',
     monitoring: '监控',
@@ -94,11 +96,13 @@ const SECTIONS = [
   ['prices', /(Ratio$|^ModelPrice$|^UserUsableGroups$|^group_ratio_setting\.|^AutoGroups$|^DefaultUseAutoGroup$|^ExposeRatioEnabled$|^SyncUpstreamBase$)/],
   ['quota', /^(Quota|PreConsumedQuota|DefaultMaxTokensReserve)/],
   ['channels', /^(Retry|Automatic|ChannelCooldown)/],
+  // new-api's per-user model request rate limit and the per-key limits' group defaults, side by side
+  ['rateLimits', /^(ModelRequestRateLimit|KeyRateLimitGroup$)/],
   ['logs', /^Log[A-Z]/],
   ['monitoring', /^console_setting\./],
   ['general', /^(SystemName|Notice|About|HomePageContent|Footer|Logo|UserAgreement|PrivacyPolicy|ServerAddress|general_setting\.|DisplayInCurrency|DisplayTokenStat|USDExchangeRate|DemoSite|SelfUseMode)/]
 ]
-const ORDER = ['general', 'accounts', 'signIn', 'email', 'prices', 'quota', 'channels', 'logs', 'payments', 'monitoring', 'other']
+const ORDER = ['general', 'accounts', 'signIn', 'email', 'prices', 'quota', 'channels', 'rateLimits', 'logs', 'payments', 'monitoring', 'other']
 const sectionOf = key => (SECTIONS.find(([, re]) => re.test(key)) || ['other'])[0]
 
 const LONG_TEXT = 4096
