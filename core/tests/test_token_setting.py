@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from faregate.db import models as m
-from faregate.testing.harness import AdminClient, GatewayServer
+from faregate.testing.harness import AdminClient, GatewayProcess, GatewayServer
 
 KEY = {"name": "k", "remain_quota": 0, "unlimited_quota": True, "expired_time": -1}
 
@@ -71,3 +71,23 @@ async def test_concurrent_creates_stop_exactly_at_the_limit_on_every_engine(engi
     assert refused == ["已达到最大令牌数量限制 (5)"] * 15, answers
     assert await m.Token.filter(user_id=admin.user_id).count() == 5
     await admin.close()
+
+
+async def test_concurrent_creates_across_two_sqlite_workers_stop_at_the_limit(tmp_path: Any) -> None:
+    """The same race between the two worker processes of ``faregate serve --workers 2`` on one
+    SQLite file: the first write of each create's transaction takes the database's write lock,
+    so the other process waits for it rather than counting alongside (or failing as busy)."""
+    proc = GatewayProcess(str(tmp_path / "gw"), workers=2)
+    await asyncio.to_thread(proc.start)
+    try:
+        admin = AdminClient(proc.base_url)
+        await admin.setup_root()
+        await admin.set_option("token_setting.max_user_tokens", 5)
+        answers = await asyncio.gather(*(admin.call("POST", "/api/token/", json={**KEY, "name": f"k{i}"})
+                                         for i in range(20)))
+        assert sorted(a["success"] for a in answers) == [False] * 15 + [True] * 5, answers
+        assert {a["message"] for a in answers if not a["success"]} == {"已达到最大令牌数量限制 (5)"}
+        assert (await admin.ok("GET", "/api/token/", params={"page_size": 100}))["total"] == 5
+        await admin.close()
+    finally:
+        await asyncio.to_thread(proc.stop)
