@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
 import { api } from '../lib/api.js'
-import { translator } from '../lib/i18n.js'
+import { lang, translator } from '../lib/i18n.js'
 import { quotaText, timeText } from '../lib/format.js'
 import { useSession } from '../lib/session.js'
 import { t as common } from '../lib/strings.js'
@@ -96,21 +96,26 @@ function limitValue (text) {
   return n <= MAX_LIMIT ? n : null
 }
 
-/** The server's refusal of a limit ("rpm_limit: Input should be …; …"), by field. */
+/** The server's refusals of limits ("rpm_limit: Input should be …; …"), by field, and
+ *  whether the message said anything else too. */
 function limitRefusals (message) {
   const found = {}
+  let other = false
   for (const part of String(message || '').split('; ')) {
     const m = /^(\w+): (.+)$/.exec(part)
     if (m && LIMITS.includes(m[1])) found[m[1]] = part
+    else other = true
   }
-  return found
+  return { found, other }
 }
+
+const numberText = n => n.toLocaleString(lang())
 
 const limitsText = r => {
   const parts = [
-    r.rpm_limit ? t('rpmShort', { n: r.rpm_limit.toLocaleString() }) : null,
-    r.tpm_limit ? t('tpmShort', { n: r.tpm_limit.toLocaleString() }) : null,
-    r.max_parallel_requests ? t('parallelShort', { n: r.max_parallel_requests.toLocaleString() }) : null
+    r.rpm_limit ? t('rpmShort', { n: numberText(r.rpm_limit) }) : null,
+    r.tpm_limit ? t('tpmShort', { n: numberText(r.tpm_limit) }) : null,
+    r.max_parallel_requests ? t('parallelShort', { n: numberText(r.max_parallel_requests) }) : null
   ].filter(Boolean)
   return parts.length ? parts.join(' · ') : t('noLimits')
 }
@@ -156,7 +161,7 @@ function KeyForm ({ row, groups, onDone }) {
     setError(null)
     const limits = Object.fromEntries(LIMITS.map(name => [name, limitValue(v[name])]))
     const bad = Object.fromEntries(LIMITS.filter(name => limits[name] === null)
-      .map(name => [name, t('limitBad', { max: MAX_LIMIT.toLocaleString() })]))
+      .map(name => [name, t('limitBad', { max: numberText(MAX_LIMIT) })]))
     setLimitErrors(bad)
     if (Object.keys(bad).length) return
     const body = {
@@ -175,9 +180,10 @@ function KeyForm ({ row, groups, onDone }) {
         : await api('/api/token/', { method: 'POST', body })
       onDone(saved, !row)
     } catch (err) {
-      const refused = limitRefusals(err.message)
-      if (Object.keys(refused).length) setLimitErrors(refused)
-      else setError(err)
+      // a refused limit is said on its field; anything else under the form
+      const { found, other } = limitRefusals(err.message)
+      setLimitErrors(found)
+      if (other) setError(err)
     }
   }
   return html`<form class="form-grid" onSubmit=${submit}>
