@@ -48,7 +48,8 @@ def test_register_log_in_create_a_key_and_chat(web: Web, page: Page) -> None:
     expect(page.get_by_role("cell", name="laptop", exact=True)).to_be_visible()
     screenshot(page, "keys")
     relayed = httpx.post(web.base_url + "/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
-                         json={"model": MODEL, "messages": [{"role": "user", "content": "hi"}]})
+                         json={"model": MODEL, "messages": [{"role": "user", "content": "hi"}]},
+                         timeout=60)  # a loaded machine: httpx's default 5 s was seen running out
     assert relayed.status_code == 200, relayed.text
 
     # the playground: the reply streams in (held after its first chunks), then a second turn
