@@ -374,6 +374,12 @@ class FakeServer:
         :class:`faregate.testing.vendor_schema.VendorSpec`."""
         return None
 
+    def load_schema(self) -> None:
+        """Load what :meth:`schema_problem` checks with (a vendor's document, once per process),
+        called by :meth:`start` before the fake listens: loading it on the first request made
+        that request wait for it (about a second of CPU; a client's 5 s timeout ran out under
+        load). Subclasses that check with a document load it here."""
+
     def check_request(self, request: Request) -> str | None:
         """The schema problem of ``request``, recorded in :attr:`violations` once a request
         (even when a fault answers it), so a test cannot pass over a bad upstream request."""
@@ -393,6 +399,8 @@ class FakeServer:
     async def start(self) -> None:
         if self._server is not None:
             return
+        if self.validate_requests:
+            self.load_schema()
         self._stopping = asyncio.Event()
         self._server = await asyncio.start_server(self._serve_connection, self.host, self.port, limit=1 << 20,
                                                   backlog=4096, reuse_address=True)

@@ -84,6 +84,11 @@ class VendorSpec:
         registry: Registry[Any] = Registry().with_resource(self.uri, resource).crawl()
         return registry
 
+    def load(self) -> None:
+        """Read and register the document now (it is cached for the process), not on the
+        first validation."""
+        _ = self.registry
+
     def schema_names(self) -> list[str]:
         return sorted(self.document["components"]["schemas"])
 

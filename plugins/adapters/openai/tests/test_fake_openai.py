@@ -417,3 +417,17 @@ def test_schema_helper_rejects_bad_objects() -> None:
         validate_chat_completion({**good, "object": "chat.completion"})  # choices lack message
     with pytest.raises(ValidationError):
         validate_error({"error": {"message": "x", "type": "y"}})  # param/code are required
+
+
+async def test_the_spec_is_loaded_before_the_fake_listens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake reads OpenAI's document (about a second of CPU) at its start, not on its first
+    request: a client's first request waited for it, and timed out under load."""
+    from faregate_adapter_openai.testing.schema import SPEC
+
+    for cached in ("document", "registry"):  # as in a process that has not read it yet
+        monkeypatch.delitem(SPEC.__dict__, cached, raising=False)
+    async with FakeOpenAI():
+        assert "document" in SPEC.__dict__ and "registry" in SPEC.__dict__
+    monkeypatch.delitem(SPEC.__dict__, "document", raising=False)
+    async with FakeOpenAI(validate_requests=False):  # a fake that checks nothing loads nothing
+        assert "document" not in SPEC.__dict__

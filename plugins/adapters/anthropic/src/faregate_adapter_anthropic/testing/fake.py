@@ -174,6 +174,11 @@ class FakeAnthropic(FakeServer):
             return fault.body
         return error_body(fault.status, fault.message, getattr(fault, "error_type", None))
 
+    def load_schema(self) -> None:
+        from faregate_adapter_anthropic.testing.schema import SPEC  # needs faregate[testing]
+
+        SPEC.load()
+
     def schema_problem(self, request: Request) -> str | None:
         if request.method != "POST" or request.path != "/v1/messages":
             return None

@@ -184,6 +184,11 @@ class FakeOpenAI(FakeServer):
     def error_body(self, status: int, message: str | None = None) -> bytes:
         return error_body(status, message)
 
+    def load_schema(self) -> None:
+        from faregate_adapter_openai.testing.schema import SPEC  # needs faregate[testing]
+
+        SPEC.load()
+
     def schema_problem(self, request: Request) -> str | None:
         if request.method == "POST" and request.path in audio.PATHS:  # multipart forms as OpenAI reads them
             return audio.problem(request)
