@@ -16,10 +16,13 @@ from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayServer
 from faregate_auth_telegram.widget import sign
 
 BOT_TOKEN = "123456:bot-token-for-tests"
+#: the moment every widget's age counts from: with the clock read at each call, data signed at
+#: age 0 and, a second later, at age 1 were the same data, refused the second time as a replay
+SIGNED_AT = int(time.time())
 
 
 def widget(user_id: str, age: int = 0) -> dict[str, str]:
-    return sign({"id": user_id, "first_name": "Tele", "auth_date": str(int(time.time()) - age)}, BOT_TOKEN)
+    return sign({"id": user_id, "first_name": "Tele", "auth_date": str(SIGNED_AT - age)}, BOT_TOKEN)
 
 
 async def _enable(admin: AdminClient) -> None:

@@ -12,10 +12,13 @@ from faregate.testing.harness import AdminClient, GatewayServer
 from faregate_auth_telegram.widget import sign
 
 BOT_TOKEN = "123456:bot-token-for-tests"
+#: the moment every widget's age counts from: with the clock read at each call, data signed at
+#: age 0 and, a second later, at age 1 were the same data, refused the second time as a replay
+SIGNED_AT = int(time.time())
 
 
 def widget(user_id: str = "987654321", age: int = 0, token: str = BOT_TOKEN) -> dict[str, str]:
-    return sign({"id": user_id, "first_name": "Tele", "username": "tele", "auth_date": str(int(time.time()) - age)},
+    return sign({"id": user_id, "first_name": "Tele", "username": "tele", "auth_date": str(SIGNED_AT - age)},
                 token)
 
 
