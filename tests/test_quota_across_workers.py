@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,6 +35,8 @@ RESERVATIONS = {"small": 1_000, "large": 30_000}
 # in flight at once: this many per side, each reserving a share that together fit the balance
 IN_FLIGHT = 4
 IN_FLIGHT_TOKENS = BALANCE * 96 // 100 // (2 * IN_FLIGHT) - 20
+#: how long finding IN_FLIGHT connections to each worker may take (a few seconds when quiet)
+PROBE_DEADLINE = 180.0
 
 
 class GatedOpenAI(FakeOpenAI):
@@ -149,10 +152,18 @@ def lease_worker(data_dir: str, token_id: int) -> str | None:
 
 async def connections_per_worker(admin: AdminClient, process: GatewayProcess) -> list[list[httpx.AsyncClient]]:
     """IN_FLIGHT keep-alive connections to each worker: each candidate connection serves one
-    call with a key of its own, and the worker holding that key's lease is the connection's."""
+    call with a key of its own, and the worker holding that key's lease is the connection's.
+    The kernel decides which worker accepts a connection: while other processes load the
+    machine, one worker may take dozens in a row, so this probes until both workers have
+    IN_FLIGHT (or PROBE_DEADLINE passes), not a fixed number of times."""
     found: dict[str, list[httpx.AsyncClient]] = {}
     spare: list[httpx.AsyncClient] = []
-    for attempt in range(12 * IN_FLIGHT):
+    deadline = time.monotonic() + PROBE_DEADLINE
+    attempt = 0
+    while not (len(found) == 2 and all(len(side) == IN_FLIGHT for side in found.values())):
+        if time.monotonic() > deadline:
+            break
+        attempt += 1
         http = httpx.AsyncClient(base_url=process.base_url, timeout=60, limits=httpx.Limits(max_connections=1))
         token = await admin.ok("POST", "/api/token/", json={"name": f"probe{attempt}", "remain_quota": 10**7,
                                                              "expired_time": -1})
@@ -162,12 +173,11 @@ async def connections_per_worker(admin: AdminClient, process: GatewayProcess) ->
         assert worker is not None
         side = found.setdefault(worker, [])
         (side if len(side) < IN_FLIGHT else spare).append(http)
-        if len(found) == 2 and all(len(side) == IN_FLIGHT for side in found.values()):
-            break
     for http in spare:
         await http.aclose()
     sides = list(found.values())
-    assert len(sides) == 2 and all(len(side) == IN_FLIGHT for side in sides), "connections to both workers"
+    assert len(sides) == 2 and all(len(side) == IN_FLIGHT for side in sides), (
+        f"connections to both workers after {attempt} probes: {[len(side) for side in sides]}")
     return sides
 
 
