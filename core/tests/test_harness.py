@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -91,3 +92,23 @@ def test_the_gateway_hashes_passwords_with_its_own_parameters() -> None:
     stored = passwords.hash_password("pw")
     assert stored.startswith("$argon2id$") and extract_parameters(stored) == profiles.RFC_9106_LOW_MEMORY
     assert passwords.verify_password(stored, "pw") and not passwords.needs_rehash(stored)
+
+
+def test_default_httpx_clients_share_one_ssl_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test process loads certifi's bundle once, not for every client (about 20 ms of CPU each);
+    a client with verification of its own, or the environment's CA file, keeps its own context."""
+    import certifi
+
+    def context(client: httpx.AsyncClient) -> ssl.SSLContext:
+        pool = client._transport._pool  # type: ignore[attr-defined]
+        found: ssl.SSLContext = pool._ssl_context
+        return found
+
+    first, second = httpx.AsyncClient(), httpx.AsyncClient(base_url="http://127.0.0.1:9")
+    assert context(first) is context(second)
+    assert context(first).verify_mode == ssl.CERT_REQUIRED and context(first).check_hostname
+    assert context(httpx.AsyncClient(verify=False)) is not context(first)
+    own = ssl.create_default_context()
+    assert context(httpx.AsyncClient(verify=own)) is own
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+    assert context(httpx.AsyncClient()) is not context(first)

@@ -24,6 +24,7 @@ faregate-adapter-anthropic), on the shared base :mod:`faregate.testing.fake_serv
 from __future__ import annotations
 
 import os
+import ssl
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -38,12 +39,41 @@ POSTGRES_URL = os.environ.get("FAREGATE_TEST_POSTGRES", "postgres://postgres@127
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    share_default_ssl_context()
     config.addinivalue_line("markers", "mariadb: needs the MariaDB server on 127.0.0.1:3306")
     config.addinivalue_line("markers", "postgres: needs the PostgreSQL server on 127.0.0.1:5432")
     config.addinivalue_line("markers", "allow_upstream_violations: the fake upstreams may receive requests that "
                                        "violate the vendor's request schema")
     config.addinivalue_line("markers", "real_password_hashing: hash passwords with the gateway's own argon2 "
                                        "parameters (other tests use argon2's profile for tests)")
+
+
+def share_default_ssl_context() -> None:
+    """Every ``httpx`` client (an ``openai`` or ``anthropic`` SDK client too) made with the
+    default verification loads a CA bundle (certifi's, or ``SSL_CERT_FILE``'s) into a new SSL
+    context: about 20 ms of CPU, and the suite makes thousands of clients (a test's own, the
+    admin client, the start-up poll), nearly all for plain-HTTP loopback servers. In a test
+    process the clients made the default way under the same ``SSL_CERT_FILE`` /
+    ``SSL_CERT_DIR`` share one context; a client given its own ``verify`` or a certificate
+    still gets a context of its own."""
+    from httpx._transports import default as transports
+
+    create = transports.create_ssl_context  # type: ignore[attr-defined]  # httpx imports it there
+    if getattr(create, "shared_default", None) is not None:
+        return
+    shared: dict[tuple[bool, str, str], ssl.SSLContext] = {}
+
+    def create_ssl_context(verify: Any = True, cert: Any = None, trust_env: bool = True) -> ssl.SSLContext:
+        if verify is not True or cert is not None:
+            return create(verify=verify, cert=cert, trust_env=trust_env)
+        environ = (os.environ.get("SSL_CERT_FILE", ""), os.environ.get("SSL_CERT_DIR", "")) if trust_env else ("", "")
+        key = (trust_env, *environ)
+        if key not in shared:
+            shared[key] = create(verify=verify, cert=cert, trust_env=trust_env)
+        return shared[key]
+
+    create_ssl_context.shared_default = shared  # type: ignore[attr-defined]
+    transports.create_ssl_context = create_ssl_context  # type: ignore[attr-defined]
 
 
 @pytest.fixture(autouse=True)
