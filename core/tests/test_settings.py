@@ -4,7 +4,7 @@ config file and defaults, in that precedence; a bad value is one line naming its
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
 from pydantic import Field
@@ -131,3 +131,34 @@ def test_every_setting_has_a_description_and_a_valid_default() -> None:
         assert setting.description.strip()
         assert settings.get(setting.name) == setting.default or setting.name in ("plugins", "disabled_plugins",
                                                                                   "trusted_proxies")
+
+
+def test_one_model_per_declared_set_each_resolution_with_its_own_sources(monkeypatch: pytest.MonkeyPatch,
+                                                                         tmp_path: Any) -> None:
+    """The pydantic model of a set of declared settings is made once a process (about 10 ms of
+    CPU, paid by every gateway built); each resolution still reads its own environment, file
+    and overrides."""
+    from faregate.settings import resolve
+
+    made: list[str] = []
+    real = resolve.create_model
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        made.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(resolve, "create_model", counting)
+    declared = [*CORE_SETTINGS, Setting("resolution_test_knob", 5, "A plugin's setting.")]
+    config = tmp_path / "faregate.toml"
+    config.write_text('resolution_test_knob = 7\n')
+    first = Settings(declared, environ={"FAREGATE_PORT": "4000"})
+    second = Settings(declared, environ={"FAREGATE_CONFIG": str(config)})
+    third = Settings(declared, {"resolution_test_knob": 9}, environ={})
+    assert (first.port, first.resolution_test_knob) == (4000, 5)
+    assert (second.port, second.resolution_test_knob) == (3000, 7)
+    assert (third.port, third.resolution_test_knob) == (3000, 9)
+    assert len(made) == 1
+    with pytest.raises(SettingError, match="FAREGATE_PORT"):
+        Settings(declared, environ={"FAREGATE_PORT": "not a port"})
+    assert Settings(declared, environ={}).port == 3000  # a failed resolution leaves nothing behind
+    assert len(made) == 1

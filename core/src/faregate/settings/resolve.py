@@ -6,6 +6,7 @@ stops the start with :class:`SettingError`: one line naming where the value came
 from __future__ import annotations
 
 import os
+import threading
 import tomllib
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
@@ -99,6 +100,30 @@ def read_config_file(path: str, declared: Mapping[str, Setting]) -> dict[str, An
     return values
 
 
+#: the pydantic model of each set of declared settings: making one (its schema) costs about
+#: 10 ms of CPU, paid by every gateway a process builds (a test process builds hundreds)
+_MODELS: dict[tuple[Any, ...], type[_SettingsBase]] = {}
+_MAX_MODELS = 32
+_SOURCES_LOCK = threading.Lock()
+
+
+def _model_of(declared: Iterable[Setting]) -> type[_SettingsBase]:
+    settings = list(declared)
+    key: tuple[Any, ...] | None = tuple((s.name, s.annotation, type(s.default), s.default, s.description)
+                                        for s in settings)
+    try:
+        model = _MODELS.get(key)  # type: ignore[arg-type]
+    except TypeError:  # a default that is not hashable (a list): made afresh
+        key, model = None, None
+    if model is None:
+        fields: dict[str, Any] = {s.name: (s.annotation, Field(s.default, description=s.description))
+                                  for s in settings}
+        model = create_model("FaregateSettings", __base__=_SettingsBase, **fields)
+        if key is not None and len(_MODELS) < _MAX_MODELS:
+            _MODELS[key] = model
+    return model
+
+
 class Settings:
     """Resolved values; attribute access by setting name."""
 
@@ -111,11 +136,9 @@ class Settings:
         overrides = dict(overrides or {})
         config = str(overrides.get("config") or env.get(ENV_PREFIX + "CONFIG") or "")
         file_values = read_config_file(config, self._declared) if config else {}
-        fields: dict[str, Any] = {s.name: (s.annotation, Field(s.default, description=s.description))
-                                  for s in self._declared.values()}
-        model: type[_SettingsBase] = create_model("FaregateSettings", __base__=_SettingsBase, **fields)
+        model = _model_of(self._declared.values())
         legacy = _NewApiEnvironment(model, self._declared.values(), env)
-        model.faregate_sources = (_Environment(model, env), legacy, _File(model, file_values))
+        sources = (_Environment(model, env), legacy, _File(model, file_values))
         self._origins = {name: "default" for name in self._declared}
         for name in file_values:
             self._origins[name] = f"config file {config}"
@@ -127,7 +150,12 @@ class Settings:
         for name in overrides:
             self._origins[name] = "command line"
         try:
-            resolved = model(**overrides)
+            with _SOURCES_LOCK:  # the sources are the (shared) model's class attribute while it resolves
+                model.faregate_sources = sources
+                try:
+                    resolved = model(**overrides)
+                finally:
+                    model.faregate_sources = ()
         except ValidationError as exc:
             raise SettingError(self._explain(exc, env, file_values, overrides)) from None
         self._values: dict[str, Any] = resolved.model_dump()
