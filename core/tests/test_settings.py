@@ -162,3 +162,18 @@ def test_one_model_per_declared_set_each_resolution_with_its_own_sources(monkeyp
         Settings(declared, environ={"FAREGATE_PORT": "not a port"})
     assert Settings(declared, environ={}).port == 3000  # a failed resolution leaves nothing behind
     assert len(made) == 1
+
+
+def test_every_installed_plugin_declares_the_same_settings_each_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plugin whose setting is made anew at each registration (a new pydantic ``Field`` in its
+    type) made every gateway build its settings model again."""
+    from faregate.hooks import GatewayHooks, resolve_settings
+    from faregate.plugins import load_plugins
+    from faregate.settings import resolve
+
+    made: list[str] = []
+    real = resolve.create_model
+    monkeypatch.setattr(resolve, "create_model", lambda *args, **kwargs: made.append(args[0]) or real(*args, **kwargs))
+    for _ in range(3):
+        resolve_settings(GatewayHooks(load_plugins().pm).settings())
+    assert len(made) <= 1

@@ -18,11 +18,15 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
+#: made once: a new ``Field`` at every registration would make the settings a new set each time,
+#: and each gateway would build its settings model afresh (see faregate.settings.resolve)
+LOGIN_MAX_AGE = Setting("telegram_login_max_age", 3600, "Seconds a Telegram login widget's data stays valid.",
+                        Annotated[int, Field(ge=60, le=86_400)])
+
 
 @hookimpl
 def register_settings(register: Callable[[Setting | OptionSpec], None]) -> None:
-    register(Setting("telegram_login_max_age", 3600, "Seconds a Telegram login widget's data stays valid.",
-                     Annotated[int, Field(ge=60, le=86_400)]))
+    register(LOGIN_MAX_AGE)
     register(OptionSpec("TelegramOAuthEnabled", "false", "Log in with Telegram.", option_parsers.boolean))
     register(OptionSpec("TelegramBotName", "", "The bot's username the login widget names.", option_parsers.text(64)))
     register(OptionSpec("TelegramBotToken", "", "The bot's token (checks the widget's signature).",
