@@ -6,6 +6,7 @@ before it is announced."""
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import ssl
 from collections.abc import Awaitable, Callable
@@ -112,3 +113,28 @@ def test_default_httpx_clients_share_one_ssl_context(monkeypatch: pytest.MonkeyP
     assert context(httpx.AsyncClient(verify=own)) is own
     monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
     assert context(httpx.AsyncClient()) is not context(first)
+
+
+def test_a_gateway_process_on_the_default_sqlite_starts_on_a_migrated_copy(tmp_path: Any) -> None:
+    """``GatewayProcess`` gives a ``faregate serve`` that would migrate a new SQLite file a copy of
+    one migrated once per test process (its own, private); another database is left alone."""
+    import sqlite3
+    import stat
+
+    from faregate.testing import seeded_sqlite
+    from faregate.testing.harness import GatewayProcess
+
+    processes = [GatewayProcess(str(tmp_path / name)) for name in ("a", "b")]
+    for process in processes:
+        os.makedirs(process.env["FAREGATE_DATA_DIR"])
+        seeded_sqlite.seed_process(process.env)
+    files = [os.path.join(process.env["FAREGATE_DATA_DIR"], "faregate.db") for process in processes]
+    for path in files:
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        with sqlite3.connect(path) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert {"tokens", "users", "logs", "quota_leases"} <= tables
+    elsewhere = GatewayProcess(str(tmp_path / "c"), env={"FAREGATE_DB_URL": "mysql://root@127.0.0.1/nowhere"})
+    os.makedirs(elsewhere.env["FAREGATE_DATA_DIR"])
+    seeded_sqlite.seed_process(elsewhere.env)
+    assert os.listdir(elsewhere.env["FAREGATE_DATA_DIR"]) == []

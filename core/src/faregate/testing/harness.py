@@ -207,7 +207,10 @@ class GatewayProcess:
         self.log_path = os.path.join(data_dir, "gateway.log")
 
     def start(self) -> None:
+        from faregate.testing import seeded_sqlite
+
         os.makedirs(os.path.dirname(self.log_path), exist_ok=True)
+        seeded_sqlite.seed_process(self.env)
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "faregate.cli", "serve", "--port", str(self.port), "--workers",
