@@ -1,8 +1,9 @@
 """OpenAI's smaller endpoints through the gateway with the official ``openai`` SDK (strict
 response validation, async and sync): ``POST /v1/moderations`` (new-api's default model when
 none is given, billed on the input estimate since moderation answers carry no usage), the
-paths new-api answers 501 (files, fine-tunes, image variations, deleting a model) after the
-key is checked, and the legacy billing pair in OpenAI's old shapes."""
+paths new-api answers 501 as the SDK sees them, and the legacy billing pair in OpenAI's old
+shapes. Bad moderation input and every path answered 501 (after the key is checked):
+test_relay_openai_endpoints_refused.py."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 
 from faregate.db import models as m
 from faregate_adapter_openai.testing.answers import answer_of, check_answer
-from faregate_adapter_openai.testing.schema import MODERATIONS_RESPONSE, validate, validate_error
+from faregate_adapter_openai.testing.schema import MODERATIONS_RESPONSE, validate
 
 
 @pytest.fixture
@@ -65,32 +66,6 @@ async def test_moderation_without_a_model_uses_new_apis_default(client: Any, gat
     assert resp.status_code == 200, resp.text
     validate(MODERATIONS_RESPONSE, resp.json())
     assert fake_openai.requests[-1]["json"]["model"] == "text-moderation-stable"
-
-
-@pytest.mark.parametrize("body", [{}, {"input": ""}, {"input": [{"type": "audio"}]}, {"input": "x", "model": 3}])
-async def test_bad_moderation_input_is_a_400(client: Any, gateway: Any, fake_openai: Any,
-                                             body: dict[str, Any]) -> None:
-    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
-        resp = await http.post("/v1/moderations", json=body, headers={"Authorization": f"Bearer {client.key}"})
-    assert resp.status_code == 400
-    assert validate_error(resp.json())["error"]["param"] in ("input", "model")
-    assert not fake_openai.requests
-
-
-@pytest.mark.parametrize(("method", "path"), [
-    ("POST", "/v1/images/variations"), ("GET", "/v1/files"), ("POST", "/v1/files"), ("GET", "/v1/files/file-1"),
-    ("DELETE", "/v1/files/file-1"), ("GET", "/v1/files/file-1/content"), ("GET", "/v1/fine-tunes"),
-    ("POST", "/v1/fine-tunes"), ("GET", "/v1/fine-tunes/ft-1"), ("POST", "/v1/fine-tunes/ft-1/cancel"),
-    ("GET", "/v1/fine-tunes/ft-1/events"), ("DELETE", "/v1/models/gpt-4o"),
-])
-async def test_paths_new_api_does_not_serve_answer_501(client: Any, gateway: Any, method: str, path: str) -> None:
-    async with httpx.AsyncClient(base_url=gateway.base_url) as http:
-        keyed = await http.request(method, path, headers={"Authorization": f"Bearer {client.key}"})
-        anonymous = await http.request(method, path)
-    assert keyed.status_code == 501
-    error = validate_error(keyed.json())["error"]
-    assert (error["code"], error["type"]) == ("api_not_implemented", "new_api_error")  # new-api's RelayNotImplemented
-    assert anonymous.status_code == 401  # the key is checked first, as new-api's middleware does
 
 
 async def test_the_sdk_sees_501_as_an_api_error(client: Any) -> None:
