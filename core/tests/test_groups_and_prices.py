@@ -2,16 +2,15 @@
 (``GroupGroupRatio``), usable groups adjusted per user group
 (``group_ratio_setting.group_special_usable_group``), the ``auto`` group (``AutoGroups``),
 fixed prices per call, cache ratios: each an option checked when written (a bad value is
-a 400 naming it, never stored), each reflected in the next request's charge (the options
-live in the snapshot, no database read per request), and in ``GET /api/pricing``,
-``GET /api/user/self/groups`` and ``GET /api/status``."""
+a 400 naming it, never stored: test_groups_and_prices_refused.py), each reflected in the
+next request's charge (the options live in the snapshot, no database read per request), and
+in ``GET /api/pricing``, ``GET /api/user/self/groups`` and ``GET /api/status``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import httpx
-import pytest
 
 from faregate import jsonutil
 from faregate.db import models as m
@@ -44,38 +43,6 @@ async def _login(server: GatewayServer, admin: AdminClient, username: str, group
     client.user_id = (await client.ok("POST", "/api/user/login",
                                       json={"username": username, "password": ROOT_PASSWORD}))["id"]
     return client
-
-
-@pytest.mark.parametrize(("key", "value", "named"), [
-    ("GroupGroupRatio", {"vip": {"default": -1}}, "vip.default"),
-    ("GroupGroupRatio", {"vip": 0.5}, "vip"),
-    ("GroupGroupRatio", {"vip": {"default": "half"}}, "vip.default"),
-    ("GroupGroupRatio", {"vip": {"x" * 65: 1}}, "GroupGroupRatio"),
-    ("GroupGroupRatio", "[1]", "GroupGroupRatio"),
-    ("group_ratio_setting.group_special_usable_group", {"vip": {"+:": "empty"}}, "vip.+:"),
-    ("group_ratio_setting.group_special_usable_group", {"vip": {"+:svip": 3}}, "vip.+:svip"),
-    ("group_ratio_setting.group_special_usable_group", {"vip": ["svip"]}, "vip"),
-    ("AutoGroups", ["default", "default"], "AutoGroups"),
-    ("AutoGroups", ["auto"], "AutoGroups"),
-    ("AutoGroups", {"default": 1}, "AutoGroups"),
-    ("AutoGroups", [""], "AutoGroups"),
-    ("DefaultUseAutoGroup", "sometimes", "DefaultUseAutoGroup"),
-    ("QuotaRemindThreshold", -1, "QuotaRemindThreshold"),
-    ("QuotaRemindThreshold", "1.5", "QuotaRemindThreshold"),
-    ("general_setting.custom_currency_symbol", "TOO-LONG-SYMBOL", "custom_currency_symbol"),
-    ("general_setting.custom_currency_exchange_rate", 0, "custom_currency_exchange_rate"),
-    ("ModelPrice", {MODEL: -0.01}, MODEL),
-    ("CacheRatio", {MODEL: "cheap"}, MODEL),
-    ("CreateCacheRatio", {MODEL: 1e300}, MODEL),
-])
-async def test_bad_price_options_are_refused_by_name(gateway: GatewayServer, admin: AdminClient, key: str,
-                                                     value: Any, named: str) -> None:
-    sent = value if isinstance(value, str) else jsonutil.dumps_str(value)
-    resp = await admin.http.put("/api/option/", json={"key": key, "value": sent},
-                                headers={"New-Api-User": str(admin.user_id)})
-    body = resp.json()
-    assert resp.status_code == 400 and body["success"] is False and named in body["message"], body
-    assert not await m.Option.filter(key=key).exists()
 
 
 async def test_group_group_ratio_prices_the_next_request(gateway: GatewayServer, admin: AdminClient,
