@@ -79,6 +79,9 @@ class SSESplitter:
                     break
                 raw = bytes(buf[start:end + 2])
                 start = end + 2
+                if raw.startswith(b"data: ") and raw.find(b"\n", 6) == len(raw) - 2:
+                    yield raw, None, raw[6:-2]  # one data line, most events: what the parse would give
+                    continue
                 parsed = parse_sse_event(raw)
                 if parsed is not None:
                     yield raw, parsed[0], parsed[1]

@@ -18,6 +18,7 @@ import aiohttp
 from python_socks import ProxyError
 
 from faregate import __version__
+from faregate.awaitables import time_limit
 from faregate.contracts import UpstreamRequest
 from faregate.net.addresses import PRIVATE_CATEGORIES
 from faregate.net.connector import CheckedResolver, CheckedSocksConnector, checked_socket_factory, refused_in
@@ -280,7 +281,7 @@ class UpstreamClient:
         # our own User-Agent rather than skip_auto_headers, which sends aiohttp down a slow path
         req.headers.setdefault("User-Agent", USER_AGENT)
         try:
-            async with asyncio.timeout(self._wait(timeout)):
+            with time_limit(self._wait(timeout)):
                 resp = await session.request(req.method, req.url, headers=req.headers, data=req.body,
                                              allow_redirects=False, proxy=via)
         except (aiohttp.ClientError, OSError, TimeoutError, ProxyError) as exc:
@@ -296,7 +297,7 @@ class UpstreamClient:
         session, via = self._route(proxy)
         req.headers.setdefault("User-Agent", USER_AGENT)
         try:
-            async with asyncio.timeout(self._wait(timeout)):
+            with time_limit(self._wait(timeout)):
                 ws = await session.ws_connect(
                     req.url, headers=req.headers, max_msg_size=WS_MAX_MESSAGE, compress=0, autoping=True,
                     timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=WS_CLOSE_TIMEOUT), proxy=via)

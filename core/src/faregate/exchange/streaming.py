@@ -17,6 +17,7 @@ import weakref
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING
 
+from faregate.awaitables import time_limit
 from faregate.canonical import ReasoningDelta, StreamError, TextDelta, ToolCallDelta, Usage, UsageEvent
 from faregate.contracts import PassthroughStream, Provider, StreamEncoder, StreamParser
 from faregate.errors import GatewayError
@@ -141,7 +142,7 @@ async def open_stream(ex: Exchange, provider: Provider, resp: UpstreamResponse, 
     encoder = ex.format.stream_encoder(summary, ex.request_id)
     failure: GatewayError | None = None
     try:
-        async with asyncio.timeout(ex.gateway.settings.first_byte_timeout):
+        with time_limit(ex.gateway.settings.first_byte_timeout):
             while True:
                 chunk = await resp.read_chunk()
                 if not chunk:
@@ -222,7 +223,7 @@ async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream
             # what has arrived while the client was sent the last chunk needs no idle timer
             chunk = resp.chunk_now()
             if chunk is None:
-                async with asyncio.timeout(idle):
+                with time_limit(idle):
                     chunk = await resp.read_chunk()
             if not chunk:
                 break
