@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from faregate.billing.ledger import LogEntry
 from faregate.billing.log_rows import INT32_MAX, log_row
 
@@ -38,3 +40,37 @@ def test_a_row_is_built_as_tortoise_builds_it() -> None:
                if name in m.Log._meta.fields_map and name != "id"}
     assert set(columns) == set(m.Log._meta.fields_map) - {"id"}
     assert vars(new_log(**columns)) == vars(m.Log(**columns))
+
+
+async def test_rows_are_inserted_as_bulk_create_inserts_them(tmp_path: Any) -> None:
+    # insert_logs runs tortoise's INSERT itself, without model objects: the rows it writes must
+    # be those bulk_create writes (every column, with its type), on the dialect at hand
+    from tortoise import Tortoise
+    from tortoise.transactions import in_transaction
+
+    from faregate.billing.log_rows import insert_logs
+    from faregate.db import models as m
+    from faregate.db import storage
+    from faregate.default_plugins.storage_sqlite import SQLiteBackend
+
+    backend = SQLiteBackend(name="sqlite", schemes=("sqlite",))
+    _, config = storage.tortoise_config(f"sqlite://{tmp_path}/l.db", [backend])
+    await storage.migrate(config)
+    await storage.open_storage(config)
+    try:
+        mine = [entry(request_id=f"a{i}", is_stream=bool(i % 2), other={"n": i}, content="c", ip="1.2.3.4",
+                      created_at=1000 + i, model_name="m" * 300) for i in range(3)]
+        theirs = [entry(request_id=f"b{i}", is_stream=bool(i % 2), other={"n": i}, content="c", ip="1.2.3.4",
+                        created_at=1000 + i, model_name="m" * 300) for i in range(3)]
+        async with in_transaction() as conn:
+            await insert_logs(mine, conn)
+            await m.Log.bulk_create([log_row(e) for e in theirs], using_db=conn)
+        rows = await m.Log.all().order_by("id").values()
+        assert len(rows) == 6
+        for a, b in zip(rows[:3], rows[3:], strict=True):
+            assert a.pop("id") != b.pop("id")
+            assert a.pop("request_id")[1:] == b.pop("request_id")[1:]
+            assert a == b
+        assert rows[1]["is_stream"] is True and rows[0]["other"] == '{"n":0}'
+    finally:
+        await Tortoise.close_connections()

@@ -15,7 +15,7 @@ from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
 from faregate.billing.leases import Lease, return_to_balance, take_from_balance
-from faregate.billing.log_rows import log_row
+from faregate.billing.log_rows import insert_logs
 from faregate.db import models as m
 
 
@@ -136,7 +136,7 @@ async def write_batch(worker_id: str, batch: Batch, consumed: list[tuple[Lease, 
                     await take_from_balance(lease.kind, lease.ref_id, amount, conn)
             consumed = [(lease, amount) for lease, amount in consumed if not lease.orphaned]
             if batch.logs:
-                await m.Log.bulk_create([log_row(e) for e in batch.logs], using_db=conn)
+                await insert_logs(batch.logs, conn)
             for uid, (quota, count) in batch.users.items():
                 await m.User.filter(id=uid).using_db(conn).update(
                     used_quota=F("used_quota") + quota, request_count=F("request_count") + count)
