@@ -16,6 +16,7 @@ from tortoise.transactions import in_transaction
 
 from faregate.billing.leases import Lease, return_to_balance, take_from_balance
 from faregate.billing.log_rows import insert_logs
+from faregate.billing.statements import Statement
 from faregate.db import models as m
 
 
@@ -126,9 +127,9 @@ async def write_batch(worker_id: str, batch: Batch, consumed: list[tuple[Lease, 
         async with in_transaction() as conn:
             # a write first: on SQLite a transaction that reads first cannot write once another
             # process has written ("database is locked" at once, whatever the busy timeout)
-            await m.Worker.filter(id=worker_id).using_db(conn).update(heartbeat=int(time.time()))
+            await _HEARTBEAT.run(conn, int(time.time()), worker_id)
             # exists(), not the UPDATE's row count: MySQL counts only rows whose value changed
-            if not await m.Worker.filter(id=worker_id).using_db(conn).exists():
+            if not await _WORKER_EXISTS.exists(conn, worker_id):
                 raise Swept
             # an orphan's spending was never subtracted (its lease money went back): charge it now
             for lease, amount in consumed:
@@ -137,15 +138,13 @@ async def write_batch(worker_id: str, batch: Batch, consumed: list[tuple[Lease, 
             consumed = [(lease, amount) for lease, amount in consumed if not lease.orphaned]
             if batch.logs:
                 await insert_logs(batch.logs, conn)
-            for uid, (quota, count) in batch.users.items():
-                await m.User.filter(id=uid).using_db(conn).update(
-                    used_quota=F("used_quota") + quota, request_count=F("request_count") + count)
+            if batch.users:
+                await _USER_USED.run_many(conn, [(quota, count, uid) for uid, (quota, count) in batch.users.items()])
             stamp = int(time.time())
-            for tid, quota in batch.tokens.items():
-                await m.Token.filter(id=tid).using_db(conn).update(used_quota=F("used_quota") + quota,
-                                                                   accessed_time=stamp)
-            for cid, quota in batch.channels.items():
-                await m.Channel.filter(id=cid).using_db(conn).update(used_quota=F("used_quota") + quota)
+            if batch.tokens:
+                await _TOKEN_USED.run_many(conn, [(quota, stamp, tid) for tid, quota in batch.tokens.items()])
+            if batch.channels:
+                await _CHANNEL_USED.run_many(conn, [(quota, cid) for cid, quota in batch.channels.items()])
             # the lease row shrinks by what was spent; returned leases go back to the balance
             spent: dict[tuple[str, int], int] = {}
             for lease, amount in consumed:
@@ -154,15 +153,29 @@ async def write_batch(worker_id: str, batch: Batch, consumed: list[tuple[Lease, 
             for key in set(spent) | set(back) | answered:
                 kind, ref = key
                 delta = spent.get(key, 0) + back.get(key, 0)
-                change: dict[str, Any] = {"held": F("held") - delta}
-                if key in answered:
-                    change["wanted"] = False
-                await m.QuotaLease.filter(worker=worker_id, kind=kind, ref_id=ref).using_db(conn).update(**change)
+                await (_LEASE_ANSWERED if key in answered else _LEASE_SPENT).run(conn, delta, worker_id, kind, ref)
                 if key in back and back[key]:
                     await return_to_balance(kind, ref, back[key], conn)
-            await m.QuotaLease.filter(worker=worker_id, held=0).using_db(conn).delete()
+            await _EMPTY_LEASES.run(conn, worker_id)
             written = True
     except Exception as exc:
         if written:
             raise CommitFailed(str(exc) or type(exc).__name__) from exc
         raise
+
+
+# the flush's statements, their SQL made once per connection (faregate.billing.statements)
+_HEARTBEAT = Statement(lambda conn, beat, worker: m.Worker.filter(id=worker).using_db(conn).update(heartbeat=beat),
+                       "is")
+_WORKER_EXISTS = Statement(lambda conn, worker: m.Worker.filter(id=worker).using_db(conn).exists(), "s")
+_USER_USED = Statement(lambda conn, quota, count, uid: m.User.filter(id=uid).using_db(conn).update(
+    used_quota=F("used_quota") + quota, request_count=F("request_count") + count), "iii")
+_TOKEN_USED = Statement(lambda conn, quota, stamp, tid: m.Token.filter(id=tid).using_db(conn).update(
+    used_quota=F("used_quota") + quota, accessed_time=stamp), "iii")
+_CHANNEL_USED = Statement(lambda conn, quota, cid: m.Channel.filter(id=cid).using_db(conn).update(
+    used_quota=F("used_quota") + quota), "ii")
+_LEASE_SPENT = Statement(lambda conn, delta, worker, kind, ref: m.QuotaLease.filter(
+    worker=worker, kind=kind, ref_id=ref).using_db(conn).update(held=F("held") - delta), "issi")
+_LEASE_ANSWERED = Statement(lambda conn, delta, worker, kind, ref: m.QuotaLease.filter(
+    worker=worker, kind=kind, ref_id=ref).using_db(conn).update(held=F("held") - delta, wanted=False), "issi")
+_EMPTY_LEASES = Statement(lambda conn, worker: m.QuotaLease.filter(worker=worker, held=0).using_db(conn).delete(), "s")
