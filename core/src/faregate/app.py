@@ -13,6 +13,7 @@ from werkzeug.wrappers import Response as WerkzeugResponse
 
 from faregate.accounts.sessions import SESSION_LIFETIME
 from faregate.edge import errors, global_limits, health, keep_alive, metrics, page_policy, request_ids, routes
+from faregate.edge.connection import EdgeHTTPConnection
 from faregate.edge.lazy_rules import LazyBuilderRule
 from faregate.edge.proxies import TrustedProxies
 from faregate.gateway import Gateway
@@ -32,6 +33,7 @@ class FaregateApp(Quart):
     faregate: Gateway
     #: URL builders compiled on first use, not for each of the ~275 rules at start-up
     url_rule_class = LazyBuilderRule
+    asgi_http_class = EdgeHTTPConnection
     #: the handlers found to be coroutine functions already (Quart asks per call: the view
     #: and every before/after-request hook, about ten ``inspect`` walks per request)
     _coroutine_functions: dict[Callable[..., Any], bool]

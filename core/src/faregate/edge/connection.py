@@ -1,0 +1,87 @@
+"""Quart's ASGI HTTP connection, minus the generic work it does per request that the
+gateway never needs: it runs the request's handler in a task of its own beside the body
+receiver and waits for the first of the two (two tasks and an ``asyncio.wait`` per
+request), and builds the request's headers one validated ``Headers.add`` at a time.
+
+Here the handler runs in the task the server started for the request; the receiver task
+feeds the body as before and, when the client goes away, cancels the handler as Quart
+would (the exchange sees the same ``CancelledError``). The headers are made in one list:
+the HTTP server has validated them already, and a value with a line break is still refused
+as werkzeug would. Body limits, timeouts and streaming are Quart's, unchanged."""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+from quart.asgi import ASGIHTTPConnection, _normalise_path
+from werkzeug.datastructures import Headers
+
+if TYPE_CHECKING:
+    from hypercorn.typing import ASGIReceiveCallable, ASGISendCallable
+    from quart.wrappers import Request
+
+#: header names seen before, in werkzeug's title case (a request carries a dozen, the same
+#: ones request after request); bounded, as clients choose the names
+_TITLED: dict[bytes, str] = {}
+_MAX_TITLED = 512
+
+
+def _title(name: bytes) -> str:
+    titled = _TITLED.get(name)
+    if titled is None:
+        titled = name.decode("latin1").title()
+        if len(_TITLED) < _MAX_TITLED:
+            _TITLED[name] = titled
+    return titled
+
+
+class EdgeHTTPConnection(ASGIHTTPConnection):
+    _client_gone = False
+    _answered = False
+
+    async def __call__(self, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
+        request = self._create_request_from_scope(send)
+        handler = asyncio.current_task()
+        assert handler is not None  # an ASGI app runs in a task
+        receiver = asyncio.ensure_future(self._receive(request, receive, handler))
+        try:
+            await self.handle_request(request, send)
+        except asyncio.CancelledError:
+            if not self._client_gone or handler.uncancel():
+                raise  # not (only) our own cancel: the server's, at shutdown
+        finally:
+            self._answered = True  # no await since the handler returned: no cancel can be on its way
+            if not receiver.done():
+                receiver.cancel()
+        if receiver.done() and not receiver.cancelled() and (error := receiver.exception()) is not None:
+            raise error
+
+    async def _receive(self, request: Request, receive: ASGIReceiveCallable, handler: asyncio.Task[Any]) -> None:
+        await self.handle_messages(request, receive)  # returns at the client's disconnect
+        if not self._answered:
+            self._client_gone = True
+            handler.cancel()  # as Quart cancels its handler task
+
+    def _create_request_from_scope(self, send: ASGISendCallable) -> Request:
+        scope = self.scope
+        pairs = [("Remote-Addr", (scope.get("client") or ["<local>"])[0])]
+        pairs += [(_title(name), value.decode("latin1")) for name, value in scope["headers"]]
+        if any("\n" in value or "\r" in value for _, value in pairs):
+            raise ValueError("Header values must not contain newline characters.")  # werkzeug's refusal
+        headers = Headers()
+        headers._list = pairs  # what Headers.add would build, without a validation call per header
+        if scope["http_version"] < "1.1":
+            headers.setdefault("Host", self.app.config["SERVER_NAME"] or "")
+        path = scope["path"]
+        path = path if path[0] == "/" else urlparse(path).path
+        root_path = scope.get("root_path", "")
+        if root_path != "":
+            path = _normalise_path(path, root_path)
+        config = self.app.config
+        return self.app.request_class(
+            scope["method"], scope["scheme"], path, scope["query_string"], headers, root_path,
+            scope["http_version"], max_content_length=config["MAX_CONTENT_LENGTH"],
+            body_timeout=config["BODY_TIMEOUT"], send_push_promise=partial(self._send_push_promise, send), scope=scope)
