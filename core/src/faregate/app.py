@@ -12,7 +12,17 @@ from quart.wrappers import BaseRequestWebsocket
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from faregate.accounts.sessions import SESSION_LIFETIME
-from faregate.edge import errors, global_limits, health, keep_alive, metrics, page_policy, request_ids, routes
+from faregate.edge import (
+    errors,
+    global_limits,
+    h11_writes,
+    health,
+    keep_alive,
+    metrics,
+    page_policy,
+    request_ids,
+    routes,
+)
 from faregate.edge.connection import EdgeHTTPConnection
 from faregate.edge.lazy_rules import LazyBuilderRule
 from faregate.edge.proxies import TrustedProxies
@@ -69,6 +79,7 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
         RESPONSE_TIMEOUT=None,
     )
     redact.install()
+    h11_writes.install()  # Hypercorn then writes an answer's head and body in one go
     routes.lenient_slashes(app)  # before any route: each takes the map's default
     global_limits.install(app, gateway.settings)  # before any body is read
     routes.install(app, gateway)

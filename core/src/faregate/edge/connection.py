@@ -82,6 +82,15 @@ class EdgeHTTPConnection(ASGIHTTPConnection):
             path = _normalise_path(path, root_path)
         config = self.app.config
         return self.app.request_class(
-            scope["method"], scope["scheme"], path, scope["query_string"], headers, root_path,
-            scope["http_version"], max_content_length=config["MAX_CONTENT_LENGTH"],
-            body_timeout=config["BODY_TIMEOUT"], send_push_promise=partial(self._send_push_promise, send), scope=scope)
+            scope["method"],
+            scope["scheme"],
+            path,
+            scope["query_string"],
+            headers,
+            root_path,
+            scope["http_version"],
+            max_content_length=config["MAX_CONTENT_LENGTH"],
+            body_timeout=config["BODY_TIMEOUT"],
+            send_push_promise=partial(self._send_push_promise, send),
+            scope=scope,
+        )
