@@ -31,28 +31,20 @@ class CoalescingH11Protocol(H11Protocol):
         await super().stream_send(event)
 
     async def _send_h11_event(self, event: H11SendableEvent) -> None:
+        try:
+            data = self.connection.send(event) or b""
+        except h11.LocalProtocolError:
+            if self.connection.their_state != h11.ERROR:
+                raise
+            return  # as Hypercorn: nothing to send to a client that broke the protocol
         if isinstance(event, h11.Response):
-            try:
-                self._held_head = self.connection.send(event)
-            except h11.LocalProtocolError:
-                if self.connection.their_state != h11.ERROR:
-                    raise
-            else:
-                asyncio.get_running_loop().call_soon(self._head_overdue)
+            self._held_head = data
+            asyncio.get_running_loop().call_soon(self._head_overdue)
             return
-        if self._held_head is not None and isinstance(event, h11.Data | h11.EndOfMessage):
-            head, self._held_head = self._held_head, None
-            try:
-                data = self.connection.send(event)
-            except h11.LocalProtocolError:
-                await self.send(RawData(data=head))
-                if self.connection.their_state != h11.ERROR:
-                    raise
-            else:
-                await self.send(RawData(data=head + data if data else head))
-            return
-        await self._send_held_head()
-        await super()._send_h11_event(event)
+        if self._held_head is not None:
+            data, self._held_head = self._held_head + data, None
+        if data:  # a Content-Length body's end is no bytes: not a write of its own
+            await self.send(RawData(data=data))
 
     def _head_overdue(self) -> None:
         if self._held_head is not None:  # the body did not follow at once: a stream's first bytes are awaited

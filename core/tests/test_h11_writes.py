@@ -1,0 +1,71 @@
+"""An answer's head goes out with its body's first bytes in one write, and alone only when
+the body does not follow in the same turn of the event loop (a stream awaiting its first
+bytes), so a client never waits longer for the head than before."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hypercorn.asyncio.worker_context import WorkerContext
+from hypercorn.config import Config
+from hypercorn.events import Event, RawData
+from hypercorn.protocol.events import Body, EndBody, Response
+from hypercorn.typing import ConnectionState
+
+from faregate.edge.h11_writes import CoalescingH11Protocol
+
+
+class _Protocol:
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.protocol = CoalescingH11Protocol(
+            None,  # type: ignore[arg-type]  # the app: not reached, the events are sent directly
+            Config(),
+            WorkerContext(None),
+            None,  # type: ignore[arg-type]  # the task group: not reached either
+            ConnectionState({}),
+            False,
+            ("127.0.0.1", 5000),
+            ("127.0.0.1", 8000),
+            self._send,
+        )
+        self.protocol.connection.receive_data(b"POST /v1/chat HTTP/1.1\r\nHost: gw\r\nContent-Length: 0\r\n\r\n")
+        self.protocol.connection.next_event()  # the request
+        self.protocol.connection.next_event()  # its (empty) end
+
+    async def _send(self, event: Event) -> None:
+        if isinstance(event, RawData):
+            self.writes.append(event.data)
+
+    async def respond(self, headers: list[tuple[bytes, bytes]]) -> None:
+        await self.protocol.stream_send(Response(stream_id=1, headers=headers, status_code=200))
+
+
+async def test_a_regular_answer_is_one_write() -> None:
+    conn = _Protocol()
+    await conn.respond([(b"content-length", b"11"), (b"x-request-id", b"r1")])
+    await conn.protocol.stream_send(Body(stream_id=1, data=b'{"ok":true}'))
+    await conn.protocol.stream_send(EndBody(stream_id=1))
+    assert len(conn.writes) == 1
+    head, _, body = conn.writes[0].partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ") and b"x-request-id: r1" in head
+    assert body == b'{"ok":true}'
+
+
+async def test_an_answer_without_a_body_is_one_write() -> None:
+    conn = _Protocol()
+    await conn.respond([(b"content-length", b"0")])
+    await conn.protocol.stream_send(EndBody(stream_id=1))
+    assert len(conn.writes) == 1 and conn.writes[0].startswith(b"HTTP/1.1 200 ")
+
+
+async def test_a_streams_head_is_not_held_for_its_first_bytes() -> None:
+    conn = _Protocol()
+    await conn.respond([(b"content-type", b"text/event-stream")])
+    assert conn.writes == []  # held while the body may still follow in this turn of the loop
+    for _ in range(3):  # the loop turns: the first bytes are awaited, the head goes alone
+        await asyncio.sleep(0)
+    assert len(conn.writes) == 1 and conn.writes[0].startswith(b"HTTP/1.1 200 ")
+    await conn.protocol.stream_send(Body(stream_id=1, data=b"data: 1\n\n"))
+    await conn.protocol.stream_send(EndBody(stream_id=1))
+    assert b"".join(conn.writes[1:]) == b"9\r\ndata: 1\n\n\r\n0\r\n\r\n"  # chunked, as Hypercorn frames it
