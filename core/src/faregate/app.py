@@ -12,17 +12,7 @@ from quart.wrappers import BaseRequestWebsocket
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from faregate.accounts.sessions import SESSION_LIFETIME
-from faregate.edge import (
-    errors,
-    global_limits,
-    h11_writes,
-    health,
-    keep_alive,
-    metrics,
-    page_policy,
-    request_ids,
-    routes,
-)
+from faregate.edge import errors, h11_writes, health, metrics, routes, steps
 from faregate.edge.connection import EdgeHTTPConnection
 from faregate.edge.lazy_rules import LazyBuilderRule
 from faregate.edge.proxies import TrustedProxies
@@ -81,7 +71,6 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     redact.install()
     h11_writes.install()  # Hypercorn then writes an answer's head and body in one go
     routes.lenient_slashes(app)  # before any route: each takes the map's default
-    global_limits.install(app, gateway.settings)  # before any body is read
     routes.install(app, gateway)
     health.install(app, gateway)
     metrics.install(app, gateway)
@@ -91,9 +80,9 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
         app.register_blueprint(blueprint, url_prefix=prefix)
     missing_methods.install(app)  # new-api's sign-in routes whose plugin is absent say so
     errors.install(app, gateway.formats)
-    request_ids.install(app)
-    page_policy.install(app)  # every HTML answer: a CSP with frame-ancestors (its own, or the baseline)
-    keep_alive.install(app)
+    # one hook before every view (global limits, the management body cap: before any body is
+    # read; request ids) and one after (keep-alive, every HTML answer's CSP, request id headers)
+    steps.install(app, gateway)
     # the outermost layer: the client address and request id every view sees are decided here
     app.asgi_app = TrustedProxies(app.asgi_app, gateway.settings.trusted_proxies)  # type: ignore[method-assign,assignment]
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from quart import Quart, Response, request
+from quart import Response
+from quart.wrappers import Request
 
 from faregate.management.common import too_many
 from faregate.management.users import login_throttle
@@ -29,7 +30,12 @@ UNCOUNTED = frozenset({"/healthz", "/readyz", "/metrics"})
 EXCHANGE_ENDPOINT = "exchange:"
 
 
-def _which(settings: Settings) -> tuple[str, int, float] | None:
+def enabled(settings: Settings) -> bool:
+    """Whether either limit is on (at start: off, the edge does not look at all)."""
+    return bool(settings.global_api_rate_limit_enable or settings.global_web_rate_limit_enable)
+
+
+def which(settings: Settings, request: Request) -> tuple[str, int, float] | None:
     """The global limit this request counts against: its name, limit and window."""
     path = request.path
     if path == "/api" or path.startswith("/api/"):
@@ -44,21 +50,14 @@ def _which(settings: Settings) -> tuple[str, int, float] | None:
     return WEB, int(settings.global_web_rate_limit), float(settings.global_web_rate_limit_duration)
 
 
-def install(app: Quart, settings: Settings) -> None:
-    if not (settings.global_api_rate_limit_enable or settings.global_web_rate_limit_enable):
-        return
-
-    @app.before_request
-    async def _global_rate_limits() -> Response | None:
-        which = _which(settings)
-        if which is None:
-            return None
-        name, limit, window = which
-        throttle = login_throttle()
-        wait = await throttle.limit(name, f"ip:{throttle.client_key(request.remote_addr or '')}", limit, window)
-        if wait is None:
-            return None
-        if name == API:
-            return too_many("requests", wait)
-        return Response("too many requests", status=429, headers={"Retry-After": str(int(wait))},
-                        content_type="text/plain; charset=utf-8")
+async def count(limit: tuple[str, int, float], request: Request) -> Response | None:
+    """Count the request against ``limit`` (from :func:`which`): None while under it, else the 429."""
+    name, most, window = limit
+    throttle = login_throttle()
+    wait = await throttle.limit(name, f"ip:{throttle.client_key(request.remote_addr or '')}", most, window)
+    if wait is None:
+        return None
+    if name == API:
+        return too_many("requests", wait)
+    return Response("too many requests", status=429, headers={"Retry-After": str(int(wait))},
+                    content_type="text/plain; charset=utf-8")

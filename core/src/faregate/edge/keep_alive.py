@@ -11,27 +11,29 @@ from __future__ import annotations
 
 import asyncio
 
-from quart import Quart, Response, request
+from quart import Response
+from quart.wrappers import Request
 
 # a body this small arrives in the same instant as its headers unless the client stalls
 _AWAIT_BODY_BYTES = 64 * 1024
 _AWAIT_BODY_SECONDS = 0.25
 
 
-def install(app: Quart) -> None:
-    @app.after_request
-    async def _close_if_body_unread(response: Response) -> Response:
-        arrived = request.body._complete  # Quart sets it when the ASGI body's last part came
-        if arrived.is_set():
-            return response
-        length = request.content_length
-        if length is None and "transfer-encoding" not in request.headers:
-            return response  # no body at all
-        if length is not None and length <= _AWAIT_BODY_BYTES:
-            try:
-                await asyncio.wait_for(arrived.wait(), _AWAIT_BODY_SECONDS)
-                return response
-            except TimeoutError:
-                pass
-        response.headers["Connection"] = "close"
-        return response
+def body_unread(request: Request) -> bool:
+    """Whether the body's last part has not come yet (most bodies are in before the view runs)."""
+    return not request.body._complete.is_set()  # Quart sets it when the ASGI body's last part came
+
+
+async def await_or_close(request: Request, response: Response) -> None:
+    """After the view, for a request whose body is unread (:mod:`faregate.edge.steps`)."""
+    arrived = request.body._complete
+    length = request.content_length
+    if length is None and "transfer-encoding" not in request.headers:
+        return  # no body at all
+    if length is not None and length <= _AWAIT_BODY_BYTES:
+        try:
+            await asyncio.wait_for(arrived.wait(), _AWAIT_BODY_SECONDS)
+            return
+        except TimeoutError:
+            pass
+    response.headers["Connection"] = "close"

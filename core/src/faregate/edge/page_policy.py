@@ -7,7 +7,7 @@ than whatever it was given, and cannot be framed (clickjacking)."""
 
 from __future__ import annotations
 
-from quart import Quart, Response
+from quart import Response
 
 #: the policy of an HTML answer that declares none: it may show text, nothing more
 BASELINE = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -23,11 +23,9 @@ def page_headers(csp: str) -> dict[str, str]:
     }
 
 
-def install(app: Quart) -> None:
-    @app.after_request
-    async def _html_policy(response: Response) -> Response:
-        # one header read for every other answer (the relay's JSON and streams)
-        if response.headers.get("Content-Type", "").startswith("text/html"):
-            for name, value in page_headers(BASELINE).items():
-                response.headers.setdefault(name, value)
-        return response
+def apply_baseline(response: Response) -> None:
+    """After the view (:mod:`faregate.edge.steps`): the baseline on an HTML answer without a policy."""
+    # one header read for every other answer (the relay's JSON and streams)
+    if response.headers.get("Content-Type", "").startswith("text/html"):
+        for name, value in page_headers(BASELINE).items():
+            response.headers.setdefault(name, value)

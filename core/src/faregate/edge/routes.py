@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from quart import Quart, Response, request, session, websocket
+from quart.wrappers import Request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from faregate.contracts import WEBSOCKET, InboundFormat, Route
@@ -77,9 +78,7 @@ def lenient_slashes(app: Quart) -> None:
 
 
 def install(app: Quart, gateway: ExchangeHost) -> None:
-    """Add the routes of every format, then the shared ones (when any format serves),
-    and the management API's body cap."""
-    _cap_management_bodies(app, body_limit(gateway, None), float(gateway.settings.body_timeout))
+    """Add the routes of every format, then the shared ones (when any format serves)."""
     for fmt in gateway.formats.values():
         for route in fmt.routes():
             _add(app, gateway, route, fmt)
@@ -169,35 +168,34 @@ async def read_capped(limit: int) -> bytes:
 BODY_CAP_ATTRIBUTE = "faregate_max_body"
 
 
-def _cap_management_bodies(app: Quart, limit: int, timeout: float) -> None:
-    """``/api/…`` bodies: refused over ``limit`` (or the view's own smaller
-    :data:`BODY_CAP_ATTRIBUTE`) in the management envelope before a view reads them (the
-    views read with ``request.get_data()``)."""
+def is_management(path: str) -> bool:
+    return path == "/api" or path.startswith("/api/")
 
-    @app.before_request
-    async def _management_body_cap() -> Response | None:
-        path = request.path
-        if not (path == "/api" or path.startswith("/api/")):
-            return None
-        cap = limit
-        rule = request.url_rule
-        if rule is not None:
-            own = getattr(app.view_functions.get(rule.endpoint), BODY_CAP_ATTRIBUTE, None)
-            if isinstance(own, int):
-                cap = min(cap, own)
-        length = request.content_length
-        if length is not None and length <= cap:
-            return None
-        try:
-            async with asyncio.timeout(timeout):
-                body = await read_capped(cap)
-        except GatewayError as err:
-            return fail(err.message, status=err.status)
-        except TimeoutError:
-            return fail("timed out reading the request body", status=408)
-        # a chunked body was read here to be capped: hand it back for the view's get_data()
-        request.body.set_result(body)
+
+async def cap_management_body(app: Quart, request: Request, limit: int, timeout: float) -> Response | None:
+    """An ``/api/…`` body (:func:`is_management`): refused over ``limit`` (or the view's own
+    smaller :data:`BODY_CAP_ATTRIBUTE`) in the management envelope before a view reads it
+    (the views read with ``request.get_data()``); None to go on. Called before the view by
+    :mod:`faregate.edge.steps`."""
+    cap = limit
+    rule = request.url_rule
+    if rule is not None:
+        own = getattr(app.view_functions.get(rule.endpoint), BODY_CAP_ATTRIBUTE, None)
+        if isinstance(own, int):
+            cap = min(cap, own)
+    length = request.content_length
+    if length is not None and length <= cap:
         return None
+    try:
+        async with asyncio.timeout(timeout):
+            body = await read_capped(cap)
+    except GatewayError as err:
+        return fail(err.message, status=err.status)
+    except TimeoutError:
+        return fail("timed out reading the request body", status=408)
+    # a chunked body was read here to be capped: hand it back for the view's get_data()
+    request.body.set_result(body)
+    return None
 
 
 async def _no_body() -> bytes:
