@@ -12,7 +12,7 @@ from quart.wrappers import BaseRequestWebsocket
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from faregate.accounts.sessions import SESSION_LIFETIME
-from faregate.edge import errors, h11_writes, health, metrics, routes, steps
+from faregate.edge import errors, h11_writes, health, idle_timer, metrics, routes, steps
 from faregate.edge.connection import EdgeHTTPConnection
 from faregate.edge.lazy_rules import LazyBuilderRule
 from faregate.edge.proxies import TrustedProxies
@@ -70,6 +70,7 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     )
     redact.install()
     h11_writes.install()  # Hypercorn then writes an answer's head and body in one go
+    idle_timer.install()  # and starts no keep-alive task per request
     routes.lenient_slashes(app)  # before any route: each takes the map's default
     routes.install(app, gateway)
     health.install(app, gateway)

@@ -188,6 +188,17 @@ class ManagementRequest(Request):
     (the model then names the missing fields) and a body that is not JSON is a 400 in the
     envelope, not Quart's bare 400 page."""
 
+    @property
+    def blueprints(self) -> list[str]:
+        # Quart derives them from the endpoint again at each of its three reads per request
+        rule = self.url_rule
+        known = self.__dict__.get("_blueprints_of")
+        if known is not None and known[0] is rule:
+            return known[1]  # type: ignore[no-any-return]
+        names = super().blueprints
+        self.__dict__["_blueprints_of"] = (rule, names)
+        return names
+
     async def get_json(self, force: bool = False, silent: bool = False, cache: bool = True) -> Any:
         if not self.path.startswith("/api/"):
             return await super().get_json(force=force, silent=silent, cache=cache)
