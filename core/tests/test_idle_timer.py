@@ -5,6 +5,8 @@ no task; one idle for longer runs the keep-alive action, and a request stops it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
+from typing import Any
 
 import hypercorn.asyncio.tcp_server
 import pytest
@@ -49,6 +51,30 @@ async def test_a_long_idle_period_runs_the_action_until_a_request_stops_it(monke
         await asyncio.wait_for(running.wait(), 5)
         await timer.stop()
         assert cancelled.is_set()
+
+
+async def test_a_timer_due_while_the_server_stops_leaves_no_coroutine_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(idle_timer, "START_DELAY", 0)
+    made: list[Coroutine[Any, Any, None]] = []
+
+    async def action() -> None:
+        pass
+
+    def make() -> Coroutine[Any, Any, None]:
+        made.append(action())
+        return made[-1]
+
+    class Stopping:  # Hypercorn's task group after its server began to stop
+        class _task_group:  # noqa: N801 - the attribute Hypercorn's task group has
+            @staticmethod
+            def create_task(coro: object) -> None:
+                raise RuntimeError("TaskGroup is shutting down")
+
+    timer = DeferredIdleTask()
+    await timer.restart(Stopping(), make)
+    await asyncio.sleep(0.01)  # the timer fires
+    assert len(made) == 1 and made[0].cr_frame is None  # closed: no "never awaited" warning
+    await timer.stop()
 
 
 def test_install_is_what_hypercorns_connections_use() -> None:

@@ -40,7 +40,11 @@ class DeferredIdleTask:
 
     def _start(self, task_group: Any, action: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         self._timer = None
-        self._task = task_group._task_group.create_task(action())  # where Hypercorn starts it
+        keep_alive = action()
+        try:
+            self._task = task_group._task_group.create_task(keep_alive)  # where Hypercorn starts it
+        except RuntimeError:  # the server is stopping: its task group takes no new task
+            keep_alive.close()
 
     async def _end(self) -> None:
         if self._timer is not None:
