@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from quart import Quart, Response, request, session, websocket
 from quart.wrappers import Request
+from werkzeug.datastructures import ImmutableMultiDict
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from faregate.contracts import WEBSOCKET, InboundFormat, Route
@@ -112,6 +113,8 @@ def model_list_format(gateway: ExchangeHost, inbound: InboundRequest) -> Inbound
 
 #: what a request without a Cookie header has (werkzeug would parse the absent header into an empty dict)
 NO_COOKIES: Mapping[str, str] = MappingProxyType({})
+#: what a request without a query string has (werkzeug would parse the empty string into a new one)
+NO_QUERY: Mapping[str, str] = ImmutableMultiDict()
 
 
 def _http_view(gateway: ExchangeHost, route: Route, fmt: InboundFormat | None, driver: EndpointDriver) -> View:
@@ -121,12 +124,14 @@ def _http_view(gateway: ExchangeHost, route: Route, fmt: InboundFormat | None, d
     async def view(**params: str) -> Response:
         # werkzeug's Headers has a Mapping's lookups without being a Mapping; the hot path
         # takes no cast() call for it
-        inbound = InboundRequest(method=request.method, path=request.path, route=route, path_params=params,
-                                 query=request.args, headers=request.headers,  # type: ignore[arg-type]
-                                 client_ip=request.remote_addr or "", read_body=read_body,
-                                 cookies=request.cookies if "cookie" in request.headers else NO_COOKIES,
+        current = request._get_current_object()  # type: ignore[attr-defined]  # the context proxy resolved once
+        headers = current.headers
+        inbound = InboundRequest(method=current.method, path=current.path, route=route, path_params=params,
+                                 query=current.args if current.query_string else NO_QUERY,
+                                 headers=headers, client_ip=current.remote_addr or "", read_body=read_body,
+                                 cookies=current.cookies if "cookie" in headers else NO_COOKIES,
                                  session=session if login else None,
-                                 body_arrived=request.body._complete.is_set)  # Quart's, set at the body's end
+                                 body_arrived=current.body._complete.is_set)  # Quart's, set at the body's end
         ex = Exchange(gateway, inbound, fmt or model_list_format(gateway, inbound))
         # refused before its body was read (a bad key, an oversized body)? edge/keep_alive
         # keeps the connection usable or says it closes
