@@ -1,6 +1,6 @@
 """An answer's head goes out with its body's first bytes in one write, and alone only when
-the body does not follow in the same turn of the event loop (a stream awaiting its first
-bytes), so a client never waits longer for the head than before."""
+the body does not follow in the same turn of the event loop, so a client never waits longer
+for the head than before."""
 
 from __future__ import annotations
 
@@ -59,13 +59,22 @@ async def test_an_answer_without_a_body_is_one_write() -> None:
     assert len(conn.writes) == 1 and conn.writes[0].startswith(b"HTTP/1.1 200 ")
 
 
-async def test_a_streams_head_is_not_held_for_its_first_bytes() -> None:
+async def test_a_streams_head_goes_with_its_first_bytes() -> None:
     conn = _Protocol()
-    await conn.respond([(b"content-type", b"text/event-stream")])
+    await conn.respond([(b"content-type", b"text/event-stream")])  # no length: chunked
+    await conn.protocol.stream_send(Body(stream_id=1, data=b"data: 1\n\n"))
+    assert len(conn.writes) == 1 and conn.writes[0].endswith(b"\r\n\r\n9\r\ndata: 1\n\n\r\n")
+    await conn.protocol.stream_send(EndBody(stream_id=1))
+    assert conn.writes[1:] == [b"0\r\n\r\n"]  # chunked, as Hypercorn frames it
+
+
+async def test_a_held_head_goes_out_when_the_body_does_not_follow_at_once() -> None:
+    conn = _Protocol()
+    await conn.respond([(b"content-length", b"4")])  # a file whose bytes are read first, a stream awaiting its first
     assert conn.writes == []  # held while the body may still follow in this turn of the loop
-    for _ in range(3):  # the loop turns: the first bytes are awaited, the head goes alone
+    for _ in range(3):  # the loop turns: the head goes alone
         await asyncio.sleep(0)
     assert len(conn.writes) == 1 and conn.writes[0].startswith(b"HTTP/1.1 200 ")
-    await conn.protocol.stream_send(Body(stream_id=1, data=b"data: 1\n\n"))
+    await conn.protocol.stream_send(Body(stream_id=1, data=b"abcd"))
     await conn.protocol.stream_send(EndBody(stream_id=1))
-    assert b"".join(conn.writes[1:]) == b"9\r\ndata: 1\n\n\r\n0\r\n\r\n"  # chunked, as Hypercorn frames it
+    assert conn.writes[1:] == [b"abcd"]

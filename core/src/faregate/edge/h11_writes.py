@@ -4,8 +4,9 @@ response's head as soon as the app starts the response, then its body in a secon
 the body nearly always follows in the same turn of the event loop.
 
 Here the head is held until the body's first bytes (or the body's end) come and goes out in
-one write with them; if the loop turns before they come (a stream waiting for its first
-bytes) the head goes out alone then, as before, so a client never waits longer for it.
+one write with them (a relayed stream's first bytes are in hand when its answer starts); if
+the loop turns before they come, the head goes out alone then, so a client never waits
+longer for it.
 Everything else Hypercorn does is unchanged. :func:`install` swaps the HTTP/1.1 protocol
 class Hypercorn's connection wrapper instantiates; the app factory calls it, once per process."""
 
