@@ -7,7 +7,8 @@ Here the handler runs in the task the server started for the request; the receiv
 feeds the body as before and, when the client goes away, cancels the handler as Quart
 would (the exchange sees the same ``CancelledError``). The headers are made in one list:
 the HTTP server has validated them already (h11 refuses a line break in a value, which is
-what werkzeug's ``add`` checks). Body limits, timeouts and streaming are Quart's, unchanged."""
+what werkzeug's ``add`` checks), as :class:`RequestHeaders`, whose lookups of an absent name
+raise nothing. Body limits, timeouts and streaming are Quart's, unchanged."""
 
 from __future__ import annotations
 
@@ -36,6 +37,28 @@ def _title(name: bytes) -> str:
         if len(_TITLED) < _MAX_TITLED:
             _TITLED[name] = titled
     return titled
+
+
+class RequestHeaders(Headers):
+    """werkzeug's request headers, whose ``get`` and ``in`` of an absent name (most of the
+    lookups the gateway makes: an SDK's optional header, a proxy's, a cookie) scan the list
+    and return, where werkzeug raises and catches a ``BadRequestKeyError`` (an HTTP exception
+    built, with its response fields, per miss). ``headers[name]`` of an absent name still raises it."""
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return super().__contains__(key)  # type: ignore[operator]
+        wanted = key.lower()
+        return any(name.lower() == wanted for name, _ in self._list)
+
+    def get(self, key: Any, default: Any = None, type: Any = None) -> Any:  # type: ignore[override]  # noqa: A002 - werkzeug's overloads, one body
+        if type is not None or not isinstance(key, str):
+            return super().get(key, default, type)
+        wanted = key.lower()
+        for name, value in self._list:
+            if name.lower() == wanted:
+                return value
+        return default
 
 
 class EdgeHTTPConnection(ASGIHTTPConnection):
@@ -69,7 +92,7 @@ class EdgeHTTPConnection(ASGIHTTPConnection):
         scope = self.scope
         pairs = [("Remote-Addr", (scope.get("client") or ["<local>"])[0])]
         pairs += [(_title(name), value.decode("latin1")) for name, value in scope["headers"]]
-        headers = Headers()
+        headers = RequestHeaders()
         headers._list = pairs  # what Headers.add would build, without a validation call per header
         if scope["http_version"] < "1.1":
             headers.setdefault("Host", self.app.config["SERVER_NAME"] or "")
