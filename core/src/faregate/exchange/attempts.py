@@ -249,6 +249,13 @@ def channels_by_type(levels: list[list[ChannelEntry]]) -> dict[int, list[int]]:
 _by_type = ListMemo[dict[int, list[int]]]()
 
 
+def channels_by_id(levels: list[list[ChannelEntry]]) -> dict[int, ChannelEntry]:
+    return {c.id: c for level in levels for c in level}
+
+
+_by_id: ListMemo[dict[int, ChannelEntry]] = ListMemo()
+
+
 def unable_channels(ex: Exchange, op: Operation) -> set[int]:
     """The channels of this request's model whose type has no provider loaded or whose
     provider does not serve the endpoint: never chosen, so no attempt is spent on them.
@@ -337,7 +344,12 @@ def choose(ex: Exchange, attempt: int, excluded: set[int]) -> ChannelEntry | Non
     filters, selectors = gw.channel_filters, gw.channel_selectors
     if not gw.breakers.states:  # nothing has failed in this worker: no work
         return select_channel(levels, attempt, excluded, ex, filters, selectors)
-    cooling = gw.breakers.cooling((c for level in levels for c in level), excluded, time.monotonic())
+    breakers, now = gw.breakers, time.monotonic()
+    count = sum(len(level) for level in levels)
+    if count >= MEMO_MIN_CHANNELS and len(breakers.states) < count:  # the failing few, not every channel
+        cooling = breakers.cooling_of(_by_id.get(levels, None, lambda: channels_by_id(levels)), excluded, now)
+    else:
+        cooling = breakers.cooling((c for level in levels for c in level), excluded, now)
     if not cooling:
         return select_channel(levels, attempt, excluded, ex, filters, selectors)
     chosen = select_channel(levels, attempt, excluded | cooling.keys(), ex, filters, selectors)

@@ -99,6 +99,45 @@ def weighted_pick(channels: Sequence[ChannelEntry], rng: Chooser | None = None) 
     return rng.choices(channels, cum_weights=cumulative, k=1)[0]
 
 
+#: a big level's weights by channel id, and their sum (what an exclusion takes out of it)
+_weights_by_id = ListMemo[tuple[dict[int, int], int]]()
+
+
+def _weights(level: Sequence[ChannelEntry]) -> tuple[dict[int, int], int]:
+    weights = {c.id: max(0, c.weight) for c in level}
+    return weights, sum(weights.values())
+#: a redrawn pick lands on an excluded channel at most this often before the list is filtered
+REDRAWS = 16
+
+
+def pick_excluding(level: Sequence[ChannelEntry], excluded: set[int], rng: Chooser | None = None) -> (
+        ChannelEntry | None):
+    """:func:`weighted_pick` over the channels of a big ``level`` not in ``excluded``, without
+    building that list (a request retrying, or a channel cooling down, among 10,000): a draw
+    from the whole level's kept weights, drawn again when it lands on an excluded channel.
+    That is the same chance for each channel as a pick over the filtered list whenever its
+    weights are scaled as the whole level's are (checked: ``cumulative_weights`` scales by the
+    average weight); otherwise, or when most of the level's weight is excluded, None: the
+    caller filters the list as before."""
+    weights, total = _weights_by_id.get(level, None, lambda: _weights(level))
+    gone = [weights[i] for i in excluded if i in weights]
+    left = len(level) - len(gone)
+    if left <= 0:
+        return None
+    total_left = total - sum(gone)
+    if (total == 0) != (total_left == 0):
+        return None  # one side picks with equal chances, the other by weight
+    if total and (total / len(level) < 10) != (total_left / left < 10):
+        return None  # scaled differently (see cumulative_weights)
+    if len(gone) * 2 > len(level):
+        return None  # mostly excluded: redraws would rarely land
+    for _ in range(REDRAWS):
+        chosen = weighted_pick(level, rng)
+        if chosen.id not in excluded:
+            return chosen
+    return None
+
+
 class DefaultSelector:
     """Priority then weighted random; the core's fallback selector."""
 
@@ -119,6 +158,10 @@ def select_channel(levels: list[list[ChannelEntry]], attempt: int, excluded: set
         return None
     for index in level_order(len(levels), attempt):
         level = levels[index]
+        if excluded and not filters and len(level) >= MEMO_MIN_CHANNELS and _default_only(selectors):
+            chosen = pick_excluding(level, excluded)
+            if chosen is not None:
+                return chosen
         # the level itself when nothing is excluded or filtered (a filter may edit what it is
         # given): what weighted_pick's memo knows
         candidates = [c for c in level if c.id not in excluded] if excluded or filters else level
@@ -131,3 +174,8 @@ def select_channel(levels: list[list[ChannelEntry]], attempt: int, excluded: set
             if chosen is not None:
                 return chosen
     return None
+
+
+def _default_only(selectors: Sequence[ChannelSelector]) -> bool:
+    """Whether the core's selector alone chooses (another is handed the filtered list)."""
+    return len(selectors) == 1 and type(selectors[0]) is DefaultSelector

@@ -54,21 +54,31 @@ def multiprocess_dir() -> str | None:
     return os.environ.get(MULTIPROC_ENV) or None
 
 
-class _Series:
-    """The children of one (route, model, channel, status): looked up once per request."""
+class _ModelSeries:
+    """The children of one (route, model): shared by its channels' series."""
 
-    __slots__ = ("requests", "duration", "overhead", "attempts", "failovers", "input_tokens", "output_tokens",
-                 "quota")
+    __slots__ = ("duration", "overhead", "failovers", "input_tokens", "output_tokens", "quota")
 
-    def __init__(self, metrics: Metrics, route: str, model: str, channel: str, status: str) -> None:
-        self.requests = metrics.requests.labels(route, model, channel, status)
+    def __init__(self, metrics: Metrics, route: str, model: str) -> None:
         self.duration = metrics.duration.labels(route)
         self.overhead = metrics.overhead.labels(route)
-        self.attempts = metrics.attempts.labels(channel)
         self.failovers = metrics.failovers.labels(model)
         self.input_tokens = metrics.tokens.labels(model, "input")
         self.output_tokens = metrics.tokens.labels(model, "output")
         self.quota = metrics.quota.labels(model)
+
+
+class _Series:
+    """The children of one (route, model, channel, status): looked up once per request. A new
+    channel's first request makes only its own two (10,000 channels meet many first requests)."""
+
+    __slots__ = ("requests", "attempts", "model")
+
+    def __init__(self, metrics: Metrics, route: str, model: str, channel: str, status: str,
+                 shared: _ModelSeries) -> None:
+        self.requests = metrics.requests.labels(route, model, channel, status)
+        self.attempts = metrics.attempts.labels(channel)
+        self.model = shared
 
 
 class Metrics:
@@ -123,6 +133,7 @@ class Metrics:
                           ("version", "node_type"), multiprocess_mode="max", registry=r)
         self.info.labels(faregate.__version__, str(gateway.settings.node_type)).set(1)
         self._series: dict[tuple[str, str, int, int], _Series] = {}
+        self._model_series: dict[tuple[str, str], _ModelSeries] = {}
         self._routes_seen = -1
         self._known_models: frozenset[str] = frozenset()
 
@@ -135,21 +146,28 @@ class Metrics:
         key = (report.route, model, report.channel_id, report.status)
         series = self._series.get(key)
         if series is None:
-            channel = str(report.channel_id) if report.channel_id else NONE
-            series = self._series[key] = _Series(self, report.route, model, channel, str(report.status))
+            series = self._series[key] = self._new_series(report.route, model, report.channel_id, report.status)
         series.requests.inc()
-        series.duration.observe(report.seconds)
-        series.overhead.observe(report.overhead_seconds)
+        shared = series.model
+        shared.duration.observe(report.seconds)
+        shared.overhead.observe(report.overhead_seconds)
         if report.attempts:
             series.attempts.inc(report.attempts)
             if report.attempts > 1:
-                series.failovers.inc(report.attempts - 1)
+                shared.failovers.inc(report.attempts - 1)
         if report.input_tokens:
-            series.input_tokens.inc(report.input_tokens)
+            shared.input_tokens.inc(report.input_tokens)
         if report.output_tokens:
-            series.output_tokens.inc(report.output_tokens)
+            shared.output_tokens.inc(report.output_tokens)
         if report.quota:
-            series.quota.inc(report.quota)
+            shared.quota.inc(report.quota)
+
+    def _new_series(self, route: str, model: str, channel_id: int, status: int) -> _Series:
+        shared = self._model_series.get((route, model))
+        if shared is None:
+            shared = self._model_series[(route, model)] = _ModelSeries(self, route, model)
+        channel = str(channel_id) if channel_id else NONE
+        return _Series(self, route, model, channel, str(status), shared)
 
     def trip(self, channel_id: int, scope: str) -> None:
         """A breaker opened (told by :class:`~faregate.exchange.breaker.Breakers`)."""
