@@ -13,7 +13,6 @@ import httpx
 import pytest
 
 from faregate import jsonutil
-from faregate.db import models as m
 from faregate.testing.fake_server import assert_no_violations
 from faregate_adapter_openai.codex import CODEX_TYPE
 from faregate_adapter_openai.testing.alpha_search import PATH
@@ -50,10 +49,6 @@ async def search(gateway: Any, key: str, body: Any) -> httpx.Response:
         return await http.post("/v1/alpha/search", json=body, headers={"Authorization": f"Bearer {key}"})
 
 
-async def consume_logs(gateway: Any) -> list[m.Log]:
-    await gateway.gateway.ledger.flush()
-    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
-
 
 async def test_search_is_relayed_to_a_codex_channel_with_its_oauth_headers(gateway: Any, admin: Any, key: str,
                                                                           fake: Any) -> None:
@@ -67,7 +62,7 @@ async def test_search_is_relayed_to_a_codex_channel_with_its_oauth_headers(gatew
     assert sent["path"] == PATH and sent["json"] == body  # unknown fields and nested values kept
     assert sent["headers"]["authorization"] == f"Bearer {FAKE_KEY}"
     assert sent["headers"]["chatgpt-account-id"] == "acct-123"
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.model_name == MODEL and row.quota == round(0.01 * 500_000)  # the price per call
 
 
@@ -78,7 +73,7 @@ async def test_a_mapped_model_is_renamed_and_a_token_priced_model_billed_on_the_
     resp = await search(gateway, key, {"model": "gpt-5-mini", "query": "x"})
     assert resp.status_code == 200, resp.text
     assert fake.requests[-1]["json"] == {"model": "gpt-5-codex-mini", "query": "x"}
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.model_name == "gpt-5-mini" and row.prompt_tokens > 0 and row.quota >= 1
     assert jsonutil.loads(row.other)["usage_source"] == "estimated"
 

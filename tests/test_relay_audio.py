@@ -64,10 +64,6 @@ async def client(gateway: Any, key: str) -> Any:
     await sdk.close()
 
 
-async def consume_logs(gateway: Any) -> list[m.Log]:
-    await gateway.gateway.ledger.flush()
-    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
-
 
 def other(row: m.Log) -> dict[str, Any]:
     value: dict[str, Any] = jsonutil.loads(row.other)
@@ -101,7 +97,7 @@ async def test_each_response_format_comes_back_with_the_upstreams_content_type(
         assert text in raw.http_response.text
         if fmt != "text":
             assert "00:00:03" in raw.http_response.text
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert (row.model_name, row.quota) == ("whisper-1", per_minute_quota(3))
     # text answers carry no usage: the file's own duration is billed, marked as estimated
     assert other(row)["usage_source"] == ("upstream" if fmt in JSON_SCHEMAS else "estimated")
@@ -127,7 +123,7 @@ async def test_the_form_is_relayed_byte_for_byte_unless_the_model_changes(gatewa
         defaulted = await http.post(gateway.base_url + "/v1/audio/translations", files=files,
                                     headers={"Authorization": f"Bearer {key}"})
         assert defaulted.status_code == 200 and fake_openai.requests[-1]["json"]["model"] == "whisper-1"
-    rows = await consume_logs(gateway)
+    rows = await gateway.consume_logs()
     assert [r.model_name for r in rows] == ["whisper-1", MAPPED, "whisper-1"]
     assert other(rows[1])["upstream_model_name"] == "whisper-1"
 
@@ -141,7 +137,7 @@ async def test_a_transcription_with_the_sync_sdk(gateway: Any, key: str, fake_op
     result = await asyncio.to_thread(transcribe)
     assert result.text == "Transcribed 2.00 seconds of clip.wav with whisper-1"
     assert fake_openai.requests[-1]["path"] == "/v1/audio/transcriptions"
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert (row.model_name, row.quota) == ("whisper-1", per_minute_quota(2))
 
 
@@ -156,7 +152,7 @@ async def test_a_translation_with_the_sync_sdk(gateway: Any, key: str, fake_open
     body = validate("CreateTranslationResponseVerboseJson", result.model_dump(exclude_none=True))
     assert body["text"] == "Translated 90.40 seconds of talk.wav with whisper-1" and body["duration"] == 90.4
     assert fake_openai.requests[-1]["path"] == "/v1/audio/translations"
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.quota == per_minute_quota(91)  # the upstream's whole seconds: 91
 
 
@@ -172,7 +168,7 @@ async def test_tokens_reported_are_billed_with_audio_at_the_audio_ratio(client: 
     raw = await client.audio.transcriptions.with_raw_response.create(
         file=("m.wav", wav(2.0)), model="gpt-4o-transcribe-diarize", response_format="diarized_json")
     diarized = validate("CreateTranscriptionResponseDiarizedJson", raw.http_response.json())
-    first, second = await consume_logs(gateway)
+    first, second = await gateway.consume_logs()
     text = usage.input_token_details.text_tokens
     assert first.quota == round((text + 42 * 2.4 + usage.output_tokens * 4) * 1.25)
     assert (first.prompt_tokens, other(first)["audio_tokens"], other(first)["audio_ratio"]) == (text + 42, 42, 2.4)
@@ -186,7 +182,7 @@ async def test_duration_is_billed_as_new_apis_audio_tokens_under_a_token_price(
     await client.audio.transcriptions.create(file=("a.wav", wav(3.0)), model=TOKEN_PRICED)
     fake_openai.audio.usage = False  # nothing reported: the upload's own duration
     await client.audio.transcriptions.create(file=("b.wav", wav(6.0)), model=TOKEN_PRICED)
-    reported, measured = await consume_logs(gateway)
+    reported, measured = await gateway.consume_logs()
     assert (reported.prompt_tokens, reported.quota) == (50, 50 * 3)  # 1,000 audio tokens a minute
     assert other(reported)["usage_source"] == "upstream"
     assert (measured.prompt_tokens, measured.quota) == (100, 100 * 3)
@@ -196,7 +192,7 @@ async def test_duration_is_billed_as_new_apis_audio_tokens_under_a_token_price(
 async def test_an_unreadable_upload_is_billed_on_its_size(client: Any, gateway: Any, fake_openai: Any) -> None:
     fake_openai.audio.usage = False
     await client.audio.transcriptions.create(file=("voice.mp3", b"\x00" * 80_000), model="whisper-1")
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.quota == per_minute_quota(5) and other(row)["usage_source"] == "estimated"  # 80 kB at 16 kB/s
 
 
@@ -211,7 +207,7 @@ async def test_a_streamed_transcription_is_passed_through_and_billed_on_its_usag
     *deltas, done = events
     assert "".join(d.delta for d in deltas) == done.text == "Transcribed 2.50 seconds of s.wav with gpt-4o-transcribe"
     assert done.usage.input_token_details.audio_tokens == 25
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.is_stream and row.quota == round((25 * 2.4 + done.usage.output_tokens * 4) * 1.25)
 
 
@@ -272,7 +268,7 @@ async def test_a_failing_channel_hands_over_and_charges_nothing(gateway: Any, ad
         with pytest.raises(openai.BadRequestError) as refused:
             await client.audio.transcriptions.create(file=("a.wav", wav(1.0)), model="whisper-1")
         assert "corrupted" in refused.value.message
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.quota == per_minute_quota(1) and other(row)["admin_info"]["use_channel"] == [1, 2]
     errors = await m.Log.filter(type=m.LOG_ERROR)
     assert [e.quota for e in errors] == [0]

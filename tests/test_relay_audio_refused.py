@@ -14,7 +14,6 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from faregate.db import models as m
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate_adapter_openai.testing import FakeOpenAI
 from faregate_adapter_openai.testing.schema import validate_error
@@ -40,10 +39,6 @@ async def upstream(module_admin: AdminClient) -> AsyncIterator[tuple[FakeOpenAI,
                                        models="whisper-1,gpt-4o-transcribe,gpt-4o-transcribe-diarize")
         yield fake, await module_admin.add_token(remain_quota=50 * 500_000)
 
-
-async def consume_logs(gateway: Any) -> list[m.Log]:
-    await gateway.gateway.ledger.flush()
-    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
 
 
 @pytest.mark.parametrize(("path", "data", "files", "param"), [
@@ -72,4 +67,4 @@ async def test_a_bad_form_is_a_400_naming_the_field(module_gateway: GatewayServe
                                headers={"Authorization": f"Bearer {key}"})
     assert resp.status_code == 400, resp.text
     assert validate_error(resp.json())["error"]["param"] == param
-    assert not fake_openai.requests and await consume_logs(gateway) == []
+    assert not fake_openai.requests and await gateway.consume_logs() == []

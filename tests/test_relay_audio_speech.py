@@ -50,10 +50,6 @@ async def client(gateway: Any, key: str) -> Any:
     await sdk.close()
 
 
-async def consume_logs(gateway: Any) -> list[m.Log]:
-    await gateway.gateway.ledger.flush()
-    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
-
 
 def other(row: m.Log) -> dict[str, Any]:
     value: dict[str, Any] = jsonutil.loads(row.other)
@@ -78,7 +74,7 @@ async def test_the_audio_reaches_the_client_before_the_upstream_has_finished(cli
     assert audio == expected_audio("wav")
     with wave.open(io.BytesIO(audio)) as parsed:
         assert parsed.getnframes() / parsed.getframerate() == pytest.approx(len(TEXT) * SPEECH_SECONDS_PER_CHAR)
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert (row.model_name, row.prompt_tokens, row.quota) == ("tts-1", len(TEXT), round(len(TEXT) * 7.5))
     assert other(row)["usage_source"] == "estimated" and other(row)["end_reason"] == "done"
 
@@ -118,7 +114,7 @@ async def test_the_body_goes_up_unchanged_unless_the_model_changes(gateway: Any,
         defaulted = await http.post("/v1/audio/speech", json={"voice": "alloy", "input": "hi"}, headers=headers)
         assert defaulted.status_code == 200 and fake_openai.requests[-1]["json"]["model"] == "tts-1"
         assert defaulted.headers["content-type"] == "audio/mpeg"
-    rows = await consume_logs(gateway)
+    rows = await gateway.consume_logs()
     assert [(r.model_name, r.prompt_tokens) for r in rows] == [("tts-1", 15), ("my-tts", 2), ("tts-1", 2)]
     assert other(rows[1])["upstream_model_name"] == "tts-1"
 
@@ -132,7 +128,7 @@ async def test_sse_speech_is_passed_through_and_billed_on_its_usage(client: Any,
     *deltas, done = events
     assert b"".join(base64.b64decode(d["audio"]) for d in deltas) == expected_audio("wav")
     usage = done["usage"]
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     # the built-in prices: $0.60 / 1M text in (ratio 0.3), $12 / 1M audio out (completion ratio 20)
     assert row.is_stream and row.quota == round((usage["input_tokens"] + usage["output_tokens"] * 20) * 0.3)
     assert other(row)["usage_source"] == "upstream"
@@ -142,7 +138,7 @@ async def test_an_upstream_refusal_is_relayed_and_nothing_is_charged(client: Any
     with pytest.raises(openai.BadRequestError) as refused:  # OpenAI: tts-1 has no sse
         await client.audio.speech.create(model="tts-1", voice="alloy", input=TEXT, stream_format="sse")
     assert "stream_format sse is not supported" in refused.value.message
-    assert await consume_logs(gateway) == []
+    assert await gateway.consume_logs() == []
     assert [e.quota for e in await m.Log.filter(type=m.LOG_ERROR)] == [0]
 
 
@@ -164,7 +160,7 @@ async def test_a_failing_channel_hands_over_before_any_audio(gateway: Any, admin
         fake_openai.push_fault(Fault("reset"))
         result = await client.audio.speech.create(model="tts-1", voice="alloy", input=TEXT)
         assert result.content == expected_audio("mp3") and len(second.requests) == 1
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert other(row)["admin_info"]["use_channel"] == [1, 2]
 
 
@@ -180,7 +176,7 @@ async def test_audio_cut_mid_way_aborts_the_client_and_charges_nothing(client: A
                 received += chunk
     assert 0 < len(received) < len(expected_audio("mp3"))
     await gateway.gateway.ledger.flush()
-    assert await consume_logs(gateway) == []
+    assert await gateway.consume_logs() == []
     (error,) = await m.Log.filter(type=m.LOG_ERROR)
     assert error.quota == 0 and "stream_broken" in error.other
 
@@ -192,7 +188,7 @@ async def test_a_client_that_leaves_mid_audio_is_charged(client: Any, gateway: A
         assert await asyncio.wait_for(anext(response.iter_bytes()), 10)
     try:  # the upstream still holds the rest: the gateway notices the client's leaving on its own time
         async with asyncio.timeout(10):
-            while not (rows := await consume_logs(gateway)):
+            while not (rows := await gateway.consume_logs()):
                 await asyncio.sleep(0.02)
     finally:
         gate.set()

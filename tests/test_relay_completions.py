@@ -16,7 +16,6 @@ import openai
 import pytest
 
 from faregate import jsonutil
-from faregate.db import models as m
 from faregate.testing.harness import AdminClient
 from faregate_adapter_openai.testing import FakeOpenAI, Fault
 from faregate_adapter_openai.testing.answers import Recorder
@@ -66,10 +65,6 @@ def streaming_sdk(gateway: Any, key: str, recorder: Recorder) -> openai.AsyncOpe
                               http_client=httpx.AsyncClient(transport=recorder.async_transport()))
 
 
-async def consume_logs(gateway: Any) -> list[m.Log]:
-    await gateway.gateway.ledger.flush()
-    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
-
 
 async def post(gateway: Any, key: str, body: Any) -> httpx.Response:
     async with httpx.AsyncClient(base_url=gateway.base_url) as http:
@@ -89,7 +84,7 @@ async def test_regular_completion_is_passed_through_and_billed_on_usage(client: 
     # same format: the client's bytes went upstream untouched
     sent = fake_openai.requests[-1]
     assert sent["path"] == "/v1/completions" and sent["body"] == raw.http_request.content
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     usage = body["usage"]
     assert (row.model_name, row.prompt_tokens, row.completion_tokens) == (
         MODEL, usage["prompt_tokens"], usage["completion_tokens"])
@@ -107,7 +102,7 @@ async def test_the_sync_sdk_works_too(client: Any, gateway: Any) -> None:
     completion = await asyncio.to_thread(call)
     assert completion.choices[0].text == fake_text("from a thread", max_tokens=30)
     assert completion.choices[0].finish_reason == "stop"  # shorter than 30 tokens
-    assert len(await consume_logs(gateway)) == 1
+    assert len(await gateway.consume_logs()) == 1
 
 
 async def test_n_echo_suffix_stop_and_batched_prompts_are_honoured(client: Any, fake_openai: Any) -> None:
@@ -132,7 +127,7 @@ async def test_token_prompts_and_model_mapping(client: Any, gateway: Any, fake_o
     assert fake_openai.requests[-1]["json"]["model"] == MODEL  # the channel's name for it
     assert fake_openai.requests[-1]["json"]["prompt"] == [[1, 2, 3], [4, 5]]
     assert completion.usage is not None and completion.usage.prompt_tokens == 5
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.model_name == "davinci-002" and jsonutil.loads(row.other)["upstream_model_name"] == MODEL
 
 
@@ -149,7 +144,7 @@ async def test_stream_without_include_usage_hides_the_usage_chunk_but_bills_it(c
     assert chunks[-1].choices[0].finish_reason == "stop"
     # the gateway asked for the usage chunk on the client's behalf
     assert fake_openai.requests[-1]["json"]["stream_options"] == {"include_usage": True}
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     other = jsonutil.loads(row.other)
     assert row.is_stream and other["usage_source"] == "upstream" and other["end_reason"] == "done"
     assert row.completion_tokens == math.ceil(len(fake_text("stream this", max_tokens=30)) / 4)
@@ -167,7 +162,7 @@ async def test_stream_with_include_usage_shows_it_once(client: Any, gateway: Any
     assert not chunks[-1].choices and chunks[-1].usage is not None  # the usage chunk closes the stream
     assert len(usages) == 1
     validate("CompletionUsage", usages[0].model_dump(exclude_unset=True))
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert (row.prompt_tokens, row.completion_tokens) == (usages[0].prompt_tokens, usages[0].completion_tokens)
     assert row.quota == quota(usages[0].prompt_tokens, usages[0].completion_tokens)
 
@@ -214,7 +209,7 @@ async def test_bad_input_is_a_400_naming_the_field(client: Any, gateway: Any, fa
         assert validate_error(resp.json())["error"]["param"] == param, (body, resp.text)
     assert (await post(gateway, client.key, [1, 2])).status_code == 400  # not an object
     assert not fake_openai.requests  # refused before any upstream call
-    assert await consume_logs(gateway) == []
+    assert await gateway.consume_logs() == []
 
 
 async def test_an_answer_without_usage_is_billed_on_the_estimate(make_gateway: Any, fake_openai: Any) -> None:
@@ -233,7 +228,7 @@ async def test_an_answer_without_usage_is_billed_on_the_estimate(make_gateway: A
         completion = await client.completions.create(model=MODEL, prompt="y" * 80)
     await admin.close()
     assert completion.choices[0].text == "x" * 40
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert (row.prompt_tokens, row.completion_tokens) == (20, 10)  # 4 characters a token
     assert jsonutil.loads(row.other)["usage_source"] == "estimated"
     assert row.quota == quota(20, 10)
@@ -252,7 +247,7 @@ async def test_failover_on_an_upstream_500(gateway: Any, admin: Any, fake_openai
             completion = await sdk.completions.create(model=MODEL, prompt="fail over")
         assert completion.choices[0].text == fake_text("fail over")
         assert [r["path"] for r in first.requests] == ["/v1/completions"]
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.channel_id == id_second
     assert jsonutil.loads(row.other)["admin_info"]["use_channel"] == [id_first, id_second]
 
@@ -273,7 +268,7 @@ async def test_a_stream_cut_midway_gets_an_inband_error_and_bills_what_was_seen(
     events = [jsonutil.loads(line[6:]) for line in text.splitlines() if line.startswith("data: {")]
     assert [e["object"] for e in events[:3]] == ["text_completion"] * 3
     assert validate_error(events[-1])["error"]["code"] in ("stream_eof", "stream_broken") and "[DONE]" not in text
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     other = jsonutil.loads(row.other)
     assert other["end_reason"] == "eof" and other["usage_source"] == "estimated"
     seen = sum(len(e["choices"][0]["text"]) for e in events[:3])
@@ -286,7 +281,7 @@ async def test_an_upstream_error_mid_stream_is_passed_inband(client: Any, gatewa
     text = await stream_raw(gateway, client.key, {"model": MODEL, "prompt": "p", "stream": True})
     last = jsonutil.loads([line for line in text.splitlines() if line.startswith("data: {")][-1][6:])
     assert validate_error(last)["error"]["message"] == "The server is overloaded"
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert jsonutil.loads(row.other)["end_reason"] == "upstream_error"
 
 
@@ -299,7 +294,7 @@ async def test_a_client_leaving_mid_stream_is_billed_on_the_upstreams_usage(clie
         async for _ in resp.aiter_bytes():
             break  # the client goes away after the first bytes
     for _ in range(100):
-        rows = await consume_logs(gateway)
+        rows = await gateway.consume_logs()
         if rows:
             break
         await asyncio.sleep(0.05)
@@ -337,6 +332,6 @@ async def test_which_channel_types_serve_completions(gateway: Any, admin: Any, f
         assert deepseek.requests[0]["json"] == {"model": "deepseek-chat", "prompt": "def f(", "suffix": "return 1",
                                                 "max_tokens": 30}
         assert not deepseek.violations
-    (*_, row) = await consume_logs(gateway)
+    (*_, row) = await gateway.consume_logs()
     assert (row.model_name, row.prompt_tokens, row.completion_tokens) == (
         "deepseek-chat", filled.usage.prompt_tokens, filled.usage.completion_tokens)

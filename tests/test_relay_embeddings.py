@@ -17,7 +17,6 @@ import httpx
 import openai
 import pytest
 
-from faregate.db import models as m
 from faregate_adapter_openai.testing.answers import answer_of, check_answer
 from faregate_adapter_openai.testing.embeddings import vector
 from faregate_adapter_openai.testing.schema import EMBEDDINGS_RESPONSE, validate
@@ -45,10 +44,6 @@ def base64_sdk(gateway: Any, key: str) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(base_url=gateway.base_url + "/v1", api_key=key, max_retries=0)
 
 
-async def consume_logs(gateway: Any) -> list[m.Log]:
-    await gateway.gateway.ledger.flush()
-    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
-
 
 async def test_sdk_default_base64_is_relayed_unchanged_and_billed(client: Any, gateway: Any,
                                                                   fake_openai: Any) -> None:
@@ -62,7 +57,7 @@ async def test_sdk_default_base64_is_relayed_unchanged_and_billed(client: Any, g
     assert result.data[1].embedding == pytest.approx(vector("second input here", 16))
     sent = fake_openai.requests[-1]["json"]
     assert sent["encoding_format"] == "base64" and sent["input"] == ["hello world", "second input here"]
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert (row.model_name, row.prompt_tokens, row.completion_tokens) == (MODEL, 5, 0)
     assert row.quota == max(1, round(5 * RATIO))
 
@@ -90,7 +85,7 @@ async def test_the_sync_sdk_works_too(client: Any, gateway: Any) -> None:
     floats, decoded = await asyncio.to_thread(call)
     assert floats.data[0].embedding == pytest.approx(vector("from a thread", 16))
     assert decoded.data[0].embedding == pytest.approx(vector("base64 from a thread", 16))
-    assert [row.model_name for row in await consume_logs(gateway)] == [MODEL, MODEL]
+    assert [row.model_name for row in await gateway.consume_logs()] == [MODEL, MODEL]
 
 
 async def test_engines_path_and_model_mapping(client: Any, fake_openai: Any, gateway: Any) -> None:
@@ -102,7 +97,7 @@ async def test_engines_path_and_model_mapping(client: Any, fake_openai: Any, gat
     assert fake_openai.requests[-1]["json"]["model"] == MODEL  # the path's model, put in the body
     await client.embeddings.create(model="text-embedding-ada-002", input="mapped", encoding_format="float")
     assert fake_openai.requests[-1]["json"]["model"] == "text-embedding-3-large"
-    (_, second) = await consume_logs(gateway)
+    (_, second) = await gateway.consume_logs()
     assert second.model_name == "text-embedding-ada-002"
 
 
@@ -149,7 +144,7 @@ async def test_a_chat_only_vendor_channel_is_not_chosen_for_embeddings(gateway: 
                              _strict_response_validation=True)
     try:
         await sdk.embeddings.create(model=MODEL, input="x", encoding_format="float")
-        (row,) = await consume_logs(gateway)
+        (row,) = await gateway.consume_logs()
         channels = {c["name"]: c["id"] for c in (await admin.ok("GET", "/api/channel/"))["items"]}
         assert row.channel_id == channels["openai"]
         with pytest.raises(openai.BadRequestError) as refused:

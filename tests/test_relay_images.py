@@ -20,7 +20,6 @@ import openai
 import pytest
 
 from faregate import jsonutil
-from faregate.db import models as m
 from faregate_adapter_openai.image_answers import ImageEventStream, without_b64
 from faregate_adapter_openai.image_requests import ImageAsk
 from faregate_adapter_openai.testing import FakeOpenAI, Fault
@@ -55,10 +54,6 @@ async def client(gateway: Any, key: str) -> Any:
     yield client
     await client.close()
 
-
-async def consume_logs(gateway: Any) -> list[m.Log]:
-    await gateway.gateway.ledger.flush()
-    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
 
 
 def token_quota(usage: dict[str, Any], ratios: tuple[str, float, float, float] = GPT_IMAGE) -> int:
@@ -111,7 +106,7 @@ async def test_dall_e_3_url_is_billed_per_call_times_size_and_quality(client: An
     assert sent["path"] == "/v1/images/generations"
     assert sent["json"] == {"model": "dall-e-3", "prompt": "a lighthouse at dusk", "size": "1792x1024",
                             "quality": "hd", "response_format": "url"}
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.quota == round(0.04 * QPU * 2 * 1.5)  # new-api: the big size x2, HD at that size x1.5
     other = jsonutil.loads(row.other)
     assert other["model_price"] == 0.04 and other["other_ratios"] == {"n": 1, "size": 2.0, "quality": 1.5}
@@ -124,7 +119,7 @@ async def test_gpt_image_b64_is_billed_on_the_reported_usage(client: Any, gatewa
     result = raw.parse()
     assert [base64.b64decode(d.b64_json or "") for d in result.data] == [TINY_PNG, TINY_PNG]
     assert result.usage is not None and result.usage.output_tokens == body["usage"]["output_tokens"] > 0
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert (row.prompt_tokens, row.completion_tokens) == (body["usage"]["input_tokens"],
                                                           body["usage"]["output_tokens"])
     assert row.quota == token_quota(body["usage"])  # the usage covers both images: not times n
@@ -139,7 +134,7 @@ async def test_the_sync_client_works_too(gateway: Any, key: str) -> None:
 
     result = await asyncio.to_thread(generate)
     assert base64.b64decode(result.data[0].b64_json or "") == TINY_PNG
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.quota == round(0.04 * QPU)
 
 
@@ -153,7 +148,7 @@ async def test_the_sync_client_edits_too(gateway: Any, key: str, fake_openai: Fa
     result = await asyncio.to_thread(edit)
     assert base64.b64decode(result.data[0].b64_json or "") == TINY_PNG and result.usage is not None
     assert upstream_form(fake_openai)["mask"].startswith("<file mask.png (image/png")
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.quota == token_quota(result.usage.model_dump())
 
 
@@ -163,7 +158,7 @@ async def test_no_model_is_new_apis_dall_e(gateway: Any, key: str, fake_openai: 
     assert resp.status_code == 200, resp.text
     validate("ImagesResponse", resp.json())
     assert fake_openai.requests[-1]["json"]["model"] == "dall-e"  # put in the body upstream
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.model_name == "dall-e" and row.quota == round(0.02 * QPU * 3 * 0.4)  # n x new-api's 256 ratio
 
 
@@ -180,7 +175,7 @@ async def test_edit_with_one_image_and_a_mask_goes_up_unchanged(gateway: Any, ke
     assert upstream["path"] == "/v1/images/edits" and upstream["body"] == sent  # byte for byte
     assert upstream["headers"]["content-type"] == content_type
     assert upstream_form(fake_openai)["mask"].startswith("<file mask.png (image/png")
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert body["usage"]["input_tokens_details"]["image_tokens"] == INPUT_IMAGE_TOKENS
     assert row.quota == token_quota(body["usage"])  # the image input at ImageRatio 2
     assert jsonutil.loads(row.other)["image_ratio"] == 2.0
@@ -195,7 +190,7 @@ async def test_edit_with_several_images_through_the_sdk(client: Any, gateway: An
     assert len(raw.parse().data) == 2
     got = upstream_form(fake_openai)
     assert len(got["image"]) == 2 and got["n"] == 2  # image[] twice, n typed as OpenAI reads it
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert body["usage"]["input_tokens_details"]["image_tokens"] == 2 * INPUT_IMAGE_TOKENS
     assert row.quota == token_quota(body["usage"])
 
@@ -208,7 +203,7 @@ async def test_the_channels_mapping_rewrites_a_multipart_model(client: Any, gate
     got = upstream_form(fake_openai)
     assert got["model"] == "gpt-image-1" and got["prompt"] == "make it blue" and got["output_format"] == "webp"
     assert got["image"].startswith("<file in.png") and got["mask"].startswith("<file m.png")
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     other = jsonutil.loads(row.other)
     assert row.model_name == "mapped-image" and other["upstream_model_name"] == "gpt-image-1"
 
@@ -221,7 +216,7 @@ async def test_json_edit_with_images_by_url_and_file_id(gateway: Any, key: str, 
     assert resp.status_code == 200, resp.text
     answer = validate("ImagesResponse", resp.json())
     assert fake_openai.requests[-1]["json"] == body
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.quota == token_quota(answer["usage"])
 
 
@@ -241,7 +236,7 @@ async def test_streamed_generation_passes_the_events_and_bills_the_completed_usa
     assert [e.type for e in events] == ["image_generation.partial_image"] * 2 + ["image_generation.completed"]
     for event in events:
         validate("ImageGenStreamEvent", event.model_dump(exclude_unset=True))
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     usage = events[-1].usage.model_dump()
     assert row.is_stream and row.completion_tokens == usage["output_tokens"]
     assert row.quota == token_quota(usage)
@@ -253,7 +248,7 @@ async def test_streamed_edit(client: Any, gateway: Any) -> None:
     assert [e.type for e in events] == ["image_edit.partial_image", "image_edit.completed"]
     for event in events:
         validate("ImageEditStreamEvent", event.model_dump(exclude_unset=True))
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.quota == token_quota(events[-1].usage.model_dump())
 
 
@@ -265,11 +260,11 @@ async def test_a_stream_cut_before_its_image_costs_nothing(client: Any, gateway:
     with pytest.raises(openai.APIError):
         async for _ in stream:
             pass
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.quota == 0 and jsonutil.loads(row.other)["other_ratios"]["n"] == 0
     stream = await client.images.generate(model="gpt-image-1", prompt="a comet", stream=True)
     assert [e.type async for e in stream] == ["image_generation.completed"]
-    assert (await consume_logs(gateway))[-1].quota == round(0.05 * QPU)
+    assert (await gateway.consume_logs())[-1].quota == round(0.05 * QPU)
 
 
 # ---- bad input, caps, quota ----------------------------------------------------------------
@@ -343,7 +338,7 @@ async def test_bad_input_is_a_400_naming_the_field(gateway: Any, key: str, fake_
         assert resp.status_code == 400, (path, request, resp.text)
         assert validate_error(resp.json())["error"]["param"] == (param or ""), (path, request, resp.text)
     assert not fake_openai.requests
-    assert await consume_logs(gateway) == []
+    assert await gateway.consume_logs() == []
 
 
 async def unfinished_request(base_url: str, path: str, headers: dict[str, str], sent: bytes) -> tuple[int, Any]:
@@ -415,7 +410,7 @@ async def test_an_upstream_500_fails_over_to_the_next_channel(gateway: Any, admi
         assert result.data and len(a.requests) == 1 and len(b.requests) == 1
         assert a.requests[0]["body"] == b.requests[0]["body"]  # the same form to both
         assert not a.violations and not b.violations
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.channel_id == id_b and jsonutil.loads(row.other)["admin_info"]["use_channel"] == [id_a, id_b]
 
 
@@ -424,7 +419,7 @@ async def test_a_failed_call_is_refunded(gateway: Any, admin: Any, client: Any, 
     with pytest.raises(openai.InternalServerError):
         await client.images.generate(model="dall-e-3", prompt="doomed")
     await gateway.gateway.ledger.flush(return_all=True)
-    assert await consume_logs(gateway) == []
+    assert await gateway.consume_logs() == []
     (token,) = (await admin.ok("GET", "/api/token/"))["items"]
     assert token["remain_quota"] == 50_000_000 and token["used_quota"] == 0
 
@@ -434,7 +429,7 @@ async def test_a_malformed_200_is_not_billed(gateway: Any, admin: Any, client: A
     with pytest.raises(openai.APIStatusError) as failed:
         await client.images.generate(model="dall-e-3", prompt="garbled")
     assert failed.value.status_code == 502 and failed.value.code == "bad_response_body"
-    assert await consume_logs(gateway) == []
+    assert await gateway.consume_logs() == []
 
 
 async def test_only_channels_that_serve_images_are_chosen(gateway: Any, admin: Any, fake_openai: FakeOpenAI,

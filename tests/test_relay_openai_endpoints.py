@@ -14,7 +14,6 @@ import httpx
 import openai
 import pytest
 
-from faregate.db import models as m
 from faregate_adapter_openai.testing.answers import answer_of, check_answer
 from faregate_adapter_openai.testing.schema import MODERATIONS_RESPONSE, validate
 
@@ -31,17 +30,13 @@ async def client(gateway: Any, admin: Any, fake_openai: Any) -> Any:
     await sdk.close()
 
 
-async def consume_logs(gateway: Any) -> list[m.Log]:
-    await gateway.gateway.ledger.flush()
-    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
-
 
 async def test_moderation_is_relayed_and_billed_on_the_estimate(client: Any, gateway: Any, fake_openai: Any) -> None:
     result = await client.moderations.create(model="omni-moderation-latest",
                                              input=["I will kill the process", "a calm sentence"])
     assert [r.flagged for r in result.results] == [True, False]
     assert result.results[0].categories.violence is True
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.model_name == "omni-moderation-latest" and row.prompt_tokens > 0 and row.quota >= 1
     assert '"usage_source":"estimated"' in row.other.replace(" ", "")
 
@@ -54,7 +49,7 @@ async def test_the_sync_sdk_works_too(client: Any, gateway: Any, fake_openai: An
 
     result = await asyncio.to_thread(call)
     assert result.results[0].flagged and result.model == "text-moderation-stable"
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.model_name == "text-moderation-stable" and row.quota >= 1
 
 
@@ -99,7 +94,7 @@ async def test_legacy_billing_endpoints_report_the_keys_quota(gateway: Any, admi
         await sdk.moderations.create(model="omni-moderation-latest", input="some words to moderate here")
     finally:
         await sdk.close()
-    (row,) = await consume_logs(gateway)  # flushed: the key's used quota is written
+    (row,) = await gateway.consume_logs()  # flushed: the key's used quota is written
     spent = pytest.approx(row.quota / 500_000 * 100)
     # the dates are read by neither new-api nor Faregate: all the key spent, whatever the window
     # (one long past, one to come, none at all)

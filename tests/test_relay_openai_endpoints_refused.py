@@ -13,7 +13,6 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from faregate.db import models as m
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate_adapter_openai.testing import FakeOpenAI
 from faregate_adapter_openai.testing.schema import validate_error
@@ -29,10 +28,6 @@ async def upstream(module_admin: AdminClient) -> AsyncIterator[tuple[FakeOpenAI,
         yield fake, await module_admin.add_token(remain_quota=5_000_000)
 
 
-async def consume_logs(gateway: Any) -> list[m.Log]:
-    await gateway.gateway.ledger.flush()
-    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
-
 
 @pytest.mark.parametrize("body", [{}, {"input": ""}, {"input": [{"type": "audio"}]}, {"input": "x", "model": 3}])
 async def test_bad_moderation_input_is_a_400(
@@ -44,7 +39,7 @@ async def test_bad_moderation_input_is_a_400(
         resp = await http.post("/v1/moderations", json=body, headers={"Authorization": f"Bearer {key}"})
     assert resp.status_code == 400
     assert validate_error(resp.json())["error"]["param"] in ("input", "model")
-    assert not fake_openai.requests and await consume_logs(gateway) == []
+    assert not fake_openai.requests and await gateway.consume_logs() == []
 
 
 @pytest.mark.parametrize(
@@ -76,4 +71,4 @@ async def test_paths_new_api_does_not_serve_answer_501(
     error = validate_error(keyed.json())["error"]
     assert (error["code"], error["type"]) == ("api_not_implemented", "new_api_error")  # new-api's RelayNotImplemented
     assert anonymous.status_code == 401  # the key is checked first, as new-api's middleware does
-    assert not fake_openai.requests and await consume_logs(gateway) == []
+    assert not fake_openai.requests and await gateway.consume_logs() == []

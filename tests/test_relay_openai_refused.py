@@ -7,13 +7,11 @@ test_relay_openai.py)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 import pytest
 import pytest_asyncio
 
-from faregate.db import models as m
 from faregate.testing.harness import AdminClient, GatewayServer
 from faregate_adapter_openai.testing import FakeOpenAI
 
@@ -29,10 +27,6 @@ async def upstream(module_admin: AdminClient) -> AsyncIterator[tuple[FakeOpenAI,
         await module_admin.add_channel(base_url=fake.base_url, models=MODEL)
         yield fake, await module_admin.add_token(remain_quota=5_000_000)
 
-
-async def consume_logs(gateway: Any) -> list[m.Log]:
-    await gateway.gateway.ledger.flush()
-    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
 
 
 @pytest.mark.parametrize(
@@ -64,4 +58,4 @@ async def test_bad_input_gets_clear_errors(
     assert resp.status_code == status
     assert resp.json()["error"]["code"] == code
     assert "request id" in resp.json()["error"]["message"]
-    assert not fake_openai.requests and await consume_logs(gateway) == []  # refused before the upstream
+    assert not fake_openai.requests and await gateway.consume_logs() == []  # refused before the upstream

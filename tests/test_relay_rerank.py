@@ -17,7 +17,6 @@ import pytest
 
 from faregate import jsonutil
 from faregate.api import estimator
-from faregate.db import models as m
 from faregate_adapter_openai.testing import Fault
 from faregate_adapter_openai.testing.embeddings import vector
 from faregate_adapter_openai.testing.jina import FakeJina
@@ -51,10 +50,6 @@ async def rerank(gateway: Any, key: str, body: Any) -> httpx.Response:
         return await http.post("/v1/rerank", json=body, headers={"Authorization": f"Bearer {key}"})
 
 
-async def consume_logs(gateway: Any) -> list[m.Log]:
-    await gateway.gateway.ledger.flush()
-    return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
-
 
 def check_answer(answer: Any) -> None:
     """new-api's RerankResponse: results of index, relevance_score (, document), usage."""
@@ -81,7 +76,7 @@ async def test_rerank_is_relayed_normalised_and_billed_on_usage(gateway: Any, ke
     assert answer["usage"]["total_tokens"] == total
     assert resp.headers["x-request-id"]
     assert fake_jina.requests[-1]["json"] == {"model": MODEL, "query": QUERY, "documents": DOCUMENTS, "top_n": 3}
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert (row.model_name, row.prompt_tokens, row.completion_tokens) == (MODEL, total, 0)
     assert row.quota == max(1, round(total * RATIO))
     assert jsonutil.loads(row.other)["usage_source"] == "upstream"
@@ -100,7 +95,7 @@ async def test_return_documents_object_documents_and_undeclared_fields(gateway: 
     # the declared fields only, under the channel's model name (Jina refuses others: the fake too)
     assert fake_jina.requests[-1]["json"] == {"model": MODEL, "query": "bold makeup", "documents": docs,
                                               "return_documents": False}
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.model_name == "bge-reranker"
 
 
@@ -138,7 +133,7 @@ async def test_bad_input_is_a_400_in_openais_shape(gateway: Any, key: str, fake_
     writer.close()
     assert head.startswith(b"HTTP/1.1 413")
     assert not fake_jina.requests  # refused before any upstream call
-    assert await consume_logs(gateway) == []
+    assert await gateway.consume_logs() == []
 
 
 async def test_an_answer_without_usage_is_billed_on_the_estimate(gateway: Any, key: str,
@@ -148,7 +143,7 @@ async def test_an_answer_without_usage_is_billed_on_the_estimate(gateway: Any, k
     assert resp.status_code == 200, resp.text
     estimate = estimator.text(QUERY) + sum(estimator.text(d) for d in DOCUMENTS)
     assert resp.json()["usage"]["total_tokens"] == estimate  # new-api shows what it billed
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.prompt_tokens == estimate and jsonutil.loads(row.other)["usage_source"] == "estimated"
     assert row.quota == max(1, round(estimate * RATIO))
 
@@ -168,7 +163,7 @@ async def test_failover_and_a_malformed_answer(gateway: Any, admin: Any, key: st
         resp = await rerank(gateway, key, {"model": MODEL, "query": QUERY, "documents": DOCUMENTS})
         assert resp.status_code == 200 and len(fake_jina.requests) == 2
         assert not first.violations
-    rows = await consume_logs(gateway)
+    rows = await gateway.consume_logs()
     assert [jsonutil.loads(r.other)["admin_info"]["use_channel"][0] for r in rows] == [id_first, id_first]
     assert all(r.channel_id != id_first for r in rows)
 
@@ -209,5 +204,5 @@ async def test_the_jina_channel_serves_embeddings_and_nothing_else(gateway: Any,
         with pytest.raises(openai.BadRequestError) as refused:
             await sdk.chat.completions.create(model="jina-embeddings-v3", messages=[{"role": "user", "content": "x"}])
         assert refused.value.code == "endpoint_not_supported"
-    (row,) = await consume_logs(gateway)
+    (row,) = await gateway.consume_logs()
     assert row.model_name == "jina-embeddings-v3" and row.prompt_tokens == 3

@@ -141,6 +141,13 @@ class GatewayServer:
     def gateway(self) -> Any:
         return self.app.faregate
 
+    async def consume_logs(self) -> list[Any]:
+        """The consume log rows written so far, oldest first (the billing batch flushed first)."""
+        from faregate.db import models as m
+
+        await self.gateway.ledger.flush()
+        return list(await m.Log.filter(type=m.LOG_CONSUME).order_by("id"))
+
     async def start(self) -> None:
         from hypercorn.asyncio import serve
         from hypercorn.config import Config
