@@ -18,7 +18,7 @@ from werkzeug.exceptions import HTTPException
 from faregate import jsonutil
 from faregate.contracts import InboundFormat, Route
 from faregate.contracts.inbound import InboundRequest
-from faregate.edge.routes import DEFAULT_FORMAT
+from faregate.edge.routes import DEFAULT_FORMAT, is_management
 from faregate.errors import GatewayError
 from faregate.exchange.exchange import new_request_id
 from faregate.observe.logs import request_id_var
@@ -51,7 +51,7 @@ def install(app: Quart, formats: Mapping[str, InboundFormat] | None = None) -> N
     @app.errorhandler(413)
     async def _too_large(_: Exception) -> Response:
         path = _current()[1]
-        if _is_management(path):
+        if is_management(path):
             return _answer(path, 413, "request body too large")
         return json_error(413, "request body too large", "invalid_request_error", "request_too_large")
 
@@ -61,7 +61,7 @@ def install(app: Quart, formats: Mapping[str, InboundFormat] | None = None) -> N
             return json_error(err.code or 500, err.description or err.name, "invalid_request_error")
         method, path = _current()
         log.exception("unhandled error on %s %s", method, path)
-        if _is_management(path):
+        if is_management(path):
             return _answer(path, 500, "internal error")
         return json_error(500, "internal error", "new_api_error", "internal_error")
 
@@ -78,7 +78,7 @@ def _current() -> tuple[str, str]:
 
 def _claimant(claimants: list[InboundFormat], path: str) -> InboundFormat | None:
     """The format whose clients call ``path`` (see the module docstring), None for OpenAI's."""
-    if _is_management(path):
+    if is_management(path):
         return None
     for fmt in claimants:
         if fmt.claims_path(path):
@@ -108,14 +108,10 @@ def _in_format(fmt: InboundFormat, status: int, message: str) -> Response:
     return Response(body, status=status, content_type="application/json")
 
 
-def _is_management(path: str) -> bool:
-    return path == "/api" or path.startswith("/api/")
-
-
 def _answer(path: str, status: int, message: str) -> Response:
     """The management API's ``{success, message}`` envelope under ``/api``, the OpenAI error elsewhere:
     a script reading ``success`` must not meet an OpenAI-shaped body."""
-    if _is_management(path):
+    if is_management(path):
         return Response(jsonutil.dumps({"success": False, "message": message}), status=status,
                         content_type="application/json")
     return json_error(status, message, "invalid_request_error")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from quart import Response
 from quart.wrappers import Request
 
+from faregate.edge.routes import is_management
 from faregate.management.common import too_many
 from faregate.management.users import login_throttle
 
@@ -38,7 +39,7 @@ def enabled(settings: Settings) -> bool:
 def which(settings: Settings, request: Request) -> tuple[str, int, float] | None:
     """The global limit this request counts against: its name, limit and window."""
     path = request.path
-    if path == "/api" or path.startswith("/api/"):
+    if is_management(path):
         if not settings.global_api_rate_limit_enable:
             return None
         return API, int(settings.global_api_rate_limit), float(settings.global_api_rate_limit_duration)

@@ -174,6 +174,7 @@ BODY_CAP_ATTRIBUTE = "faregate_max_body"
 
 
 def is_management(path: str) -> bool:
+    """Whether ``path`` is the management API's (its envelope, its body cap, its global limit)."""
     return path == "/api" or path.startswith("/api/")
 
 
