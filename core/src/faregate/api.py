@@ -51,7 +51,9 @@ What is here, by concept:
   the envelope (:func:`ok`, :func:`fail`), access levels (:func:`public`, :func:`require`
   with ``ROLE_USER`` / ``ROLE_ADMIN`` / ``ROLE_ROOT``, :func:`require_session` for a route a
   browser reaches by a redirect, :func:`secure_verified`), declared
-  bodies and answers (:class:`Body`, :class:`Shape`, :class:`Ok`, :class:`Done`).
+  bodies and answers (:class:`Body`, :class:`Shape`, :class:`Ok`, :class:`Done`); an app-wide
+  request hook that has nothing to do on a relay route says so with :func:`skip_on_relay`
+  (any other keeps the relay's routes on Quart's slower path, see :mod:`faregate.edge.direct_relay`).
 """
 
 from __future__ import annotations
@@ -132,6 +134,7 @@ if _typing.TYPE_CHECKING:
     )
     from faregate.db.backend import DbModels, StorageBackend  # also in faregate.contracts, which imports more
     from faregate.db.models import ROLE_ADMIN, ROLE_ROOT, ROLE_USER
+    from faregate.edge.direct_relay import skip_on_relay
     from faregate.errors import ErrorKind, GatewayError, RateLimitInfo, bad_request, error_kind, upstream_error
     from faregate.exchange.attempts import AttemptFailed, Operation
     from faregate.exchange.chat import ChatDriver, ChatOperation, NativeEndpoint, stream_outcome
@@ -199,6 +202,7 @@ __all__ = [
     "public",
     "require",
     "require_session",
+    "skip_on_relay",
     "secure_verified",
     "Checkout",
     "Completion",
@@ -390,6 +394,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "faregate.framing": ("Framing", "FramingError", "parse_sse_event", "splitter_for", "sse_bytes"),
     "faregate.jsonutil": ("JSONDecodeError",),
     "faregate.kit": ("HttpJsonProvider", "join_url", "malformed_response"),
+    "faregate.edge.direct_relay": ("skip_on_relay",),
     "faregate.management.accounts_door": ("Accounts",),
     "faregate.management.channel_test_kinds": ("probe_body",),
     "faregate.management.common": ("BadInput", "fail", "guarded", "ok", "public", "require", "require_session"),

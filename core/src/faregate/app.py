@@ -14,6 +14,7 @@ from werkzeug.wrappers import Response as WerkzeugResponse
 from faregate.accounts.sessions import SESSION_LIFETIME
 from faregate.edge import errors, h11_writes, health, idle_timer, metrics, routes, steps
 from faregate.edge.connection import EdgeHTTPConnection
+from faregate.edge.direct_relay import DirectRelay
 from faregate.edge.lazy_rules import LazyBuilderRule
 from faregate.edge.proxies import TrustedProxies
 from faregate.gateway import Gateway
@@ -72,7 +73,7 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     h11_writes.install()  # Hypercorn then writes an answer's head and body in one go
     idle_timer.install()  # and starts no keep-alive task per request
     routes.lenient_slashes(app)  # before any route: each takes the map's default
-    routes.install(app, gateway)
+    relay_routes = routes.install(app, gateway)
     health.install(app, gateway)
     metrics.install(app, gateway)
     openapi.install(app)
@@ -84,8 +85,10 @@ def create_app(plugins: PluginSet | None = None, settings: dict[str, Any] | None
     # one hook before every view (global limits, the management body cap: before any body is
     # read; request ids) and one after (keep-alive, every HTML answer's CSP, request id headers)
     steps.install(app, gateway)
-    # the outermost layer: the client address and request id every view sees are decided here
-    app.asgi_app = TrustedProxies(app.asgi_app, gateway.settings.trusted_proxies)  # type: ignore[method-assign,assignment]
+    # the relay's HTTP routes, served without Quart's per-request machinery (when no app-wide
+    # hook needs it); the outermost layer: the client address and request id every view sees
+    served = DirectRelay(app, app.asgi_app, gateway, relay_routes)
+    app.asgi_app = TrustedProxies(served, gateway.settings.trusted_proxies)  # type: ignore[method-assign,assignment]
 
     @app.before_serving
     async def _start() -> None:

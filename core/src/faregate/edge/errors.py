@@ -118,5 +118,9 @@ def _answer(path: str, status: int, message: str) -> Response:
 
 
 def json_error(status: int, message: str, type_: str, code: str | None = None) -> Response:
-    body = {"error": {"message": message, "type": type_, "param": "", "code": code}}
-    return Response(jsonutil.dumps(body), status=status, content_type="application/json")
+    return Response(error_body(message, type_, code), status=status, content_type="application/json")
+
+
+def error_body(message: str, type_: str, code: str | None = None) -> bytes:
+    """OpenAI's error object, the body of :func:`json_error`."""
+    return jsonutil.dumps({"error": {"message": message, "type": type_, "param": "", "code": code}})

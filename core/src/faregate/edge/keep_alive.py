@@ -15,8 +15,8 @@ from quart import Response
 from quart.wrappers import Request
 
 # a body this small arrives in the same instant as its headers unless the client stalls
-_AWAIT_BODY_BYTES = 64 * 1024
-_AWAIT_BODY_SECONDS = 0.25
+AWAIT_BODY_BYTES = 64 * 1024
+AWAIT_BODY_SECONDS = 0.25
 
 
 def body_unread(request: Request) -> bool:
@@ -30,9 +30,9 @@ async def await_or_close(request: Request, response: Response) -> None:
     length = request.content_length
     if length is None and "transfer-encoding" not in request.headers:
         return  # no body at all
-    if length is not None and length <= _AWAIT_BODY_BYTES:
+    if length is not None and length <= AWAIT_BODY_BYTES:
         try:
-            await asyncio.wait_for(arrived.wait(), _AWAIT_BODY_SECONDS)
+            await asyncio.wait_for(arrived.wait(), AWAIT_BODY_SECONDS)
             return
         except TimeoutError:
             pass

@@ -15,6 +15,7 @@ import functools
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -78,17 +79,32 @@ def lenient_slashes(app: Quart) -> None:
     app.url_map.strict_slashes = False
 
 
-def install(app: Quart, gateway: ExchangeHost) -> None:
-    """Add the routes of every format, then the shared ones (when any format serves)."""
+@dataclass(frozen=True, slots=True)
+class RelayRoute:
+    """An HTTP relay route as installed: what :mod:`faregate.edge.direct_relay` serves it with."""
+
+    route: Route
+    fmt: InboundFormat | None
+    driver: EndpointDriver
+    #: the route's body cap in bytes (:func:`body_limit`)
+    limit: int
+
+
+def install(app: Quart, gateway: ExchangeHost) -> dict[str, RelayRoute]:
+    """Add the routes of every format, then the shared ones (when any format serves); the
+    HTTP routes an API key calls, by endpoint name."""
+    relay: dict[str, RelayRoute] = {}
     for fmt in gateway.formats.values():
         for route in fmt.routes():
-            _add(app, gateway, route, fmt)
+            _add(app, gateway, route, fmt, relay)
     if gateway.formats:
         for route in SHARED_ROUTES:
-            _add(app, gateway, route, None)
+            _add(app, gateway, route, None, relay)
+    return relay
 
 
-def _add(app: Quart, gateway: ExchangeHost, route: Route, fmt: InboundFormat | None) -> None:
+def _add(app: Quart, gateway: ExchangeHost, route: Route, fmt: InboundFormat | None,
+         relay: dict[str, RelayRoute]) -> None:
     driver = gateway.drivers.get(route.kind)
     owner = fmt.name if fmt is not None else "shared"
     if driver is None:
@@ -99,9 +115,11 @@ def _add(app: Quart, gateway: ExchangeHost, route: Route, fmt: InboundFormat | N
     if route.method == WEBSOCKET:
         app.add_websocket(quart_rule(route.path), endpoint=endpoint,
                           view_func=_websocket_view(gateway, route, fmt, driver))
-    else:
-        app.add_url_rule(quart_rule(route.path), endpoint=endpoint, view_func=_http_view(gateway, route, fmt, driver),
-                         methods=[route.method])
+        return
+    app.add_url_rule(quart_rule(route.path), endpoint=endpoint, view_func=_http_view(gateway, route, fmt, driver),
+                     methods=[route.method])
+    if not route.login_session:  # a login session's route needs Quart's session
+        relay[endpoint] = RelayRoute(route, fmt, driver, body_limit(gateway, route))
 
 
 def model_list_format(gateway: ExchangeHost, inbound: InboundRequest) -> InboundFormat:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from quart import Quart, Response, request
 
 from faregate.edge import global_limits, keep_alive, page_policy, request_ids
+from faregate.edge.direct_relay import skip_on_relay
 from faregate.edge.routes import body_limit, cap_management_body, is_management
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ def install(app: Quart, gateway: ExchangeHost) -> None:
     management_limit, body_timeout = body_limit(gateway, None), float(settings.body_timeout)
 
     @app.before_request
+    @skip_on_relay  # faregate.edge.direct_relay does their work for a relay route
     async def _edge_before() -> Response | None:
         current = request._get_current_object()  # type: ignore[attr-defined]  # the proxy resolved once
         if limits_on and (limit := global_limits.which(settings, current)) is not None:
@@ -44,6 +46,7 @@ def install(app: Quart, gateway: ExchangeHost) -> None:
         return None
 
     @app.after_request
+    @skip_on_relay
     async def _edge_after(response: Response) -> Response:
         current = request._get_current_object()  # type: ignore[attr-defined]
         if keep_alive.body_unread(current):

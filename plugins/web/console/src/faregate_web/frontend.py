@@ -23,6 +23,7 @@ from pathlib import Path
 from quart import Blueprint, Response, request, send_from_directory
 from werkzeug.exceptions import NotFound
 
+from faregate.api import skip_on_relay
 from faregate_web.shell import security_headers
 
 #: where the gateway answers and the front end must never be served, even for a GET no route
@@ -90,6 +91,7 @@ def make_frontend_blueprint(directory: str) -> Blueprint:
     blueprint = Blueprint("frontend", __name__)
 
     @blueprint.before_app_request
+    @skip_on_relay  # answers only where no route matched: never on a relay route
     async def serve_unmatched() -> Response | None:
         if not isinstance(request.routing_exception, NotFound) or request.method not in ("GET", "HEAD"):
             return None
