@@ -224,3 +224,25 @@ async def test_the_endpoint_sees_the_same_request(module_gateway: GatewayServer,
         assert mine == quarts
     assert seen[0]["query"] == [("a", "1"), ("a", "2"), ("b", " x"), ("c", "")]
     assert seen[0]["cookies"] == [("a", "1"), ("b", "two")] and ("X-Y", "z") in seen[0]["headers"]
+
+
+async def test_a_short_stream_is_one_message_with_its_end(module_gateway: GatewayServer, key: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream the upstream sent whole (every event in the first read) goes to the server as
+    the answer's start and one body message that ends it (the stream's LastChunk): Hypercorn
+    then writes head, body and the chunked end at once (core/tests/test_h11_writes.py)."""
+    messages: list[dict[str, Any]] = []
+    real = direct_relay._Exchange.run
+
+    async def recorded(self: Any, receive: Any, send: Any) -> None:
+        async def spy(message: Any) -> None:
+            messages.append(message)
+            await send(message)
+
+        await real(self, receive, spy)
+
+    monkeypatch.setattr(direct_relay._Exchange, "run", recorded)
+    answer = await exchange(module_gateway, head("POST", "/v1/chat/completions", key, STREAM))
+    assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
+    assert [m["type"] for m in messages] == ["http.response.start", "http.response.body"]
+    assert messages[1]["more_body"] is False and messages[1]["body"].endswith(b"data: [DONE]\n\n")

@@ -1,10 +1,12 @@
-"""An answer's head goes out with its body's first bytes in one write, and alone only when
-the body does not follow in the same turn of the event loop, so a client never waits longer
-for the head than before."""
+"""An answer's head goes out with its body in one write (a short stream's chunked end too),
+and with what came of the body so far when the loop turns first, so a client never waits
+longer for the head or the first bytes than before."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
+from typing import Any
 
 from hypercorn.asyncio.worker_context import WorkerContext
 from hypercorn.config import Config
@@ -16,7 +18,7 @@ from faregate.edge.h11_writes import CoalescingH11Protocol
 
 
 class _Protocol:
-    def __init__(self) -> None:
+    def __init__(self, send: Any = None) -> None:
         self.writes: list[bytes] = []
         self.protocol = CoalescingH11Protocol(
             None,  # type: ignore[arg-type]  # the app: not reached, the events are sent directly
@@ -27,7 +29,7 @@ class _Protocol:
             False,
             ("127.0.0.1", 5000),
             ("127.0.0.1", 8000),
-            self._send,
+            send or self._send,
         )
         self.protocol.connection.receive_data(b"POST /v1/chat HTTP/1.1\r\nHost: gw\r\nContent-Length: 0\r\n\r\n")
         self.protocol.connection.next_event()  # the request
@@ -59,13 +61,63 @@ async def test_an_answer_without_a_body_is_one_write() -> None:
     assert len(conn.writes) == 1 and conn.writes[0].startswith(b"HTTP/1.1 200 ")
 
 
-async def test_a_streams_head_goes_with_its_first_bytes() -> None:
+async def test_a_streams_head_goes_with_its_first_bytes_when_the_loop_turns() -> None:
     conn = _Protocol()
     await conn.respond([(b"content-type", b"text/event-stream")])  # no length: chunked
     await conn.protocol.stream_send(Body(stream_id=1, data=b"data: 1\n\n"))
+    assert conn.writes == []  # the end may still come in this turn
+    for _ in range(3):
+        await asyncio.sleep(0)
     assert len(conn.writes) == 1 and conn.writes[0].endswith(b"\r\n\r\n9\r\ndata: 1\n\n\r\n")
+    await conn.protocol.stream_send(Body(stream_id=1, data=b"data: 2\n\n"))
     await conn.protocol.stream_send(EndBody(stream_id=1))
-    assert conn.writes[1:] == [b"0\r\n\r\n"]  # chunked, as Hypercorn frames it
+    assert conn.writes[1:] == [b"9\r\ndata: 2\n\n\r\n", b"0\r\n\r\n"]  # chunked, as Hypercorn frames it
+
+
+async def test_a_short_stream_and_its_end_are_one_write() -> None:
+    """A stream whose whole body is its last chunk (faregate.contracts.inbound.LastChunk)."""
+    conn = _Protocol()
+    await conn.respond([(b"content-type", b"text/event-stream")])
+    await conn.protocol.stream_send(Body(stream_id=1, data=b"data: 1\n\n"))
+    await conn.protocol.stream_send(EndBody(stream_id=1))
+    assert len(conn.writes) == 1 and conn.writes[0].endswith(b"\r\n\r\n9\r\ndata: 1\n\n\r\n0\r\n\r\n")
+
+
+class _Server:
+    """Hypercorn's asyncio server as the protocol sees it: ``protocol_send`` and its ``writer``."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+        self.sent: list[Event] = []
+
+    async def protocol_send(self, event: Event) -> None:
+        self.sent.append(event)
+        if isinstance(event, RawData):
+            self.writer.write(event.data)
+            await self.writer.drain()
+
+
+async def test_the_turns_write_goes_to_the_transport_in_order() -> None:
+    """When the loop turns, what is held is written on the connection's writer at once (no
+    task), after what an earlier answer wrote."""
+    ours, theirs = socket.socketpair()
+    _, writer = await asyncio.open_connection(sock=ours)
+    server = _Server(writer)
+    conn = _Protocol(server.protocol_send)
+    writer.write(b"EARLIER;")  # an earlier answer's last bytes, its drain not awaited
+    await conn.respond([(b"content-type", b"text/event-stream")])
+    await conn.protocol.stream_send(Body(stream_id=1, data=b"data: 1\n\n"))
+    tasks = len(asyncio.all_tasks())
+    asyncio.get_running_loop().call_soon(lambda: server.sent.append(RawData(data=b"mark")))
+    await asyncio.sleep(0)
+    assert len(asyncio.all_tasks()) == tasks and [e.data for e in server.sent] == [b"mark"]  # type: ignore[attr-defined]
+    await conn.protocol.stream_send(EndBody(stream_id=1))
+    await asyncio.sleep(0.05)
+    theirs.setblocking(False)
+    received = theirs.recv(65536)
+    assert received.startswith(b"EARLIER;HTTP/1.1 200 ") and received.endswith(b"9\r\ndata: 1\n\n\r\n0\r\n\r\n")
+    writer.close()
+    theirs.close()
 
 
 async def test_a_held_head_goes_out_when_the_body_does_not_follow_at_once() -> None:

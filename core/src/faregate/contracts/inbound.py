@@ -51,10 +51,20 @@ class InboundRequest:
     body_arrived: Callable[[], bool] | None = None
 
 
+class LastChunk(bytes):
+    """A stream's last bytes, marked so when they are yielded (the stream ends right after,
+    awaiting nothing more): the edge sends them with the body's end, one message and one
+    socket write where an unmarked last chunk and the end take two. Plain bytes to anything
+    that does not look (Quart's response sends them, then the end)."""
+
+    __slots__ = ()
+
+
 @dataclass(slots=True)
 class Outcome:
     """What an endpoint answers: a whole ``body``, or a ``stream`` of byte chunks sent as
-    they come. ``error`` keeps the error an error outcome was rendered from."""
+    they come (its last may be a :class:`LastChunk`). ``error`` keeps the error an error
+    outcome was rendered from."""
 
     status: int = 200
     body: bytes = b""

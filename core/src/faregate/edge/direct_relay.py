@@ -38,7 +38,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.sansio.http import parse_cookie
 from werkzeug.sansio.utils import get_content_length
 
-from faregate.contracts.inbound import InboundRequest, Outcome
+from faregate.contracts.inbound import InboundRequest, LastChunk, Outcome
 from faregate.edge import page_policy
 from faregate.edge.connection import RequestHeaders, _title
 from faregate.edge.errors import error_body
@@ -291,11 +291,17 @@ class _Exchange:
 
 
 async def _send_stream(stream: AsyncIterator[bytes], send: ASGISendCallable) -> None:
+    ended = False
     try:
         async for chunk in stream:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            if ended:
+                raise RuntimeError("a stream yielded bytes after its LastChunk")
+            # the last bytes go with the body's end (the stream ends next, its finally settling it)
+            ended = type(chunk) is LastChunk
+            await send({"type": "http.response.body", "body": chunk, "more_body": not ended})
     finally:
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:  # as Quart's body wrapper: the stream's own finally settles it
             await aclose()
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
+    if not ended:
+        await send({"type": "http.response.body", "body": b"", "more_body": False})

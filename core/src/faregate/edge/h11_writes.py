@@ -3,10 +3,13 @@ response's head as soon as the app starts the response, then its body in a secon
 (a ``send`` syscall each, and on loopback each runs the peer's TCP receive path too), though
 the body nearly always follows in the same turn of the event loop.
 
-Here the head is held until the body's first bytes (or the body's end) come and goes out in
-one write with them (a relayed stream's first bytes are in hand when its answer starts); if
-the loop turns before they come, the head goes out alone then, so a client never waits
-longer for it.
+Here the head is held until the body's end, or until the loop turns, and goes out in one
+write with the body bytes that came meanwhile: a regular answer, and a short stream sent as
+its last chunk with the end (a ``LastChunk``), leave in one write, the chunked body's end
+included; a longer stream's head and first bytes leave when the loop turns (a relayed
+stream's first bytes are in hand when its answer starts), so no client waits longer for them.
+The turn's write is made at once on the connection's transport (in order after anything
+written before), not through a task.
 Everything else Hypercorn does is unchanged. :func:`install` swaps the HTTP/1.1 protocol
 class Hypercorn's connection wrapper instantiates; the app factory calls it, once per process."""
 
@@ -24,11 +27,12 @@ from hypercorn.typing import H11SendableEvent
 
 
 class CoalescingH11Protocol(H11Protocol):
-    _held_head: bytes | None = None
+    #: the answer's bytes not written yet: its head, and the body's bytes that came in the same turn
+    _held: bytes | None = None
 
     async def stream_send(self, event: StreamEvent) -> None:
-        if self._held_head is not None and not isinstance(event, Body | EndBody):
-            await self._send_held_head()
+        if self._held is not None and not isinstance(event, Body | EndBody):
+            await self._send_held()
         await super().stream_send(event)
 
     async def _send_h11_event(self, event: H11SendableEvent) -> None:
@@ -39,22 +43,34 @@ class CoalescingH11Protocol(H11Protocol):
                 raise
             return  # as Hypercorn: nothing to send to a client that broke the protocol
         if isinstance(event, h11.Response):
-            self._held_head = data
-            asyncio.get_running_loop().call_soon(self._head_overdue)
+            self._held = data
+            asyncio.get_running_loop().call_soon(self._turned)
             return
-        if self._held_head is not None:
-            data, self._held_head = self._held_head + data, None
+        if self._held is not None:
+            if isinstance(event, h11.Data):  # the end may still come in this turn
+                self._held += data
+                return
+            data, self._held = self._held + data, None
         if data:  # a Content-Length body's end is no bytes: not a write of its own
             await self.send(RawData(data=data))
 
-    def _head_overdue(self) -> None:
-        if self._held_head is not None:  # the body did not follow at once: a stream's first bytes are awaited
-            asyncio.ensure_future(self._send_held_head())
+    def _turned(self) -> None:
+        """The loop turned with the answer not ended: what is held goes out now."""
+        held, self._held = self._held, None
+        if held is None:
+            return
+        # Hypercorn's asyncio server writes under a lock, then awaits the drain: a write here
+        # is appended to the transport after whatever went before, so it keeps the order
+        writer = getattr(getattr(self.send, "__self__", None), "writer", None)
+        if isinstance(writer, asyncio.StreamWriter) and not writer.is_closing():
+            writer.write(held)
+        else:  # another server (or a closing connection, whose errors its send handles)
+            asyncio.ensure_future(self.send(RawData(data=held)))
 
-    async def _send_held_head(self) -> None:
-        head, self._held_head = self._held_head, None
-        if head is not None:
-            await self.send(RawData(data=head))
+    async def _send_held(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            await self.send(RawData(data=held))
 
 
 def install() -> None:

@@ -17,9 +17,10 @@ import weakref
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING
 
-from faregate.awaitables import time_limit
+from faregate.awaitables import idle_limit, time_limit
 from faregate.canonical import ReasoningDelta, StreamError, TextDelta, ToolCallDelta, Usage, UsageEvent
 from faregate.contracts import PassthroughStream, Provider, StreamEncoder, StreamParser
+from faregate.contracts.inbound import LastChunk
 from faregate.errors import GatewayError
 from faregate.exchange.attempts import AttemptFailed
 from faregate.framing import Framing, FramingError, splitter_for
@@ -210,20 +211,24 @@ def end_stream(ex: Exchange, resp: UpstreamResponse, reader: StreamReader, first
 async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream,
                       ended: list[bool]) -> AsyncGenerator[bytes, None]:
     gw = ex.gateway
-    idle = gw.settings.stream_idle_timeout
+    idle = idle_limit(gw.settings.stream_idle_timeout)  # one timer for every read of the stream
     reader, encoder = opened.reader, opened.encoder
     passthrough = reader.filt is not None
     end_reason = "done" if reader.done else "eof"
     first_token_ms = opened.first_token_ms
     client_gone = False
+    # the bytes read last, sent at the loop's next turn, or with the tail as the LastChunk
+    # when the stream is done (a short answer's whole body and its end go out in one write)
+    pending = opened.head
     try:
-        if opened.head:
-            yield opened.head
         while not reader.done:
+            if pending:
+                yield pending
+                pending = b""
             # what has arrived while the client was sent the last chunk needs no idle timer
             chunk = resp.chunk_now()
             if chunk is None:
-                with time_limit(idle):
+                with idle:
                     chunk = await resp.read_chunk()
             if not chunk:
                 break
@@ -231,35 +236,37 @@ async def stream_body(ex: Exchange, resp: UpstreamResponse, opened: OpenedStream
             if out:
                 if first_token_ms is None:
                     first_token_ms = int((time.perf_counter() - ex.started) * 1000)
-                yield b"".join(out)
+                pending = b"".join(out)
         if reader.done:
             end_reason = "done"
-        tail = reader.trailer()
+        tail = pending + reader.trailer()
         if end_reason != "done":
             tail += encoder.error(GatewayError(502, "upstream stream ended early", code="stream_eof",
                                                upstream=True))
         elif not passthrough:  # converted: the encoder closes the stream its own way
             tail += encoder.finish(reader.usage)
         if tail:
-            yield tail
+            yield LastChunk(tail)
     except TimeoutError:
         end_reason = "timeout"
-        yield encoder.error(GatewayError(504, "upstream stream went idle", code="stream_timeout",
-                                         upstream=True))
+        yield LastChunk(encoder.error(GatewayError(504, "upstream stream went idle", code="stream_timeout",
+                                                   upstream=True)))
     except GatewayError as err:
         end_reason = "upstream_error"
         err.message = redact(err.message, ex.secrets)  # in-band: the upstream's words, without secrets
-        yield encoder.error(err)
+        yield LastChunk(encoder.error(err))
     except (UpstreamTransportError, FramingError) as exc:
         # a connection closed mid-body is the upstream ending early (eof)
         end_reason = "eof" if getattr(exc, "eof", False) else "upstream_error"
         log.warning("stream from channel %s broke: %s", ex.channel.id if ex.channel else 0, type(exc).__name__)
-        yield encoder.error(GatewayError(502, "upstream stream broke", code="stream_broken", upstream=True))
+        yield LastChunk(encoder.error(GatewayError(502, "upstream stream broke", code="stream_broken",
+                                                   upstream=True)))
     except (asyncio.CancelledError, GeneratorExit):
         end_reason = "client_gone"
         client_gone = not reader.done
         raise
     finally:
+        idle.close()
         ended[0] = True
         ACTIVE_STREAMS[0] -= 1
         end_stream(ex, resp, reader, first_token_ms, end_reason=end_reason, drain_rest=client_gone)
