@@ -8,13 +8,15 @@ import asyncio
 import socket
 from typing import Any
 
+import h11
+import pytest
 from hypercorn.asyncio.worker_context import WorkerContext
 from hypercorn.config import Config
 from hypercorn.events import Event, RawData
 from hypercorn.protocol.events import Body, EndBody, Response
 from hypercorn.typing import ConnectionState
 
-from faregate.edge.h11_writes import CoalescingH11Protocol
+from faregate.edge.h11_writes import CoalescingH11Protocol, response_head
 
 
 class _Protocol:
@@ -130,3 +132,31 @@ async def test_a_held_head_goes_out_when_the_body_does_not_follow_at_once() -> N
     await conn.protocol.stream_send(Body(stream_id=1, data=b"abcd"))
     await conn.protocol.stream_send(EndBody(stream_id=1))
     assert conn.writes[1:] == [b"abcd"]
+
+
+HEADS = [
+    [(b"content-type", b"application/json"), (b"content-length", b"2"), (b"x-request-id", b"r1")],
+    [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache"), (b"x-a", b"")],
+    [(b"x-odd", b"a  b\tc"), (b"x-latin", "café".encode("latin-1")), (b"content-length", b"0")],
+]
+
+
+@pytest.mark.parametrize("headers", HEADS)
+def test_a_checked_head_is_the_head_h11_makes(headers: list[tuple[bytes, bytes]]) -> None:
+    ours, theirs = response_head(headers, 200), h11.Response(headers=headers, status_code=200)
+    assert list(ours.headers.raw_items()) == list(theirs.headers.raw_items())
+    assert ours.status_code == theirs.status_code and ours.reason == theirs.reason
+
+
+@pytest.mark.parametrize("name, value", [
+    (b"x-a", b"one\r\nset-cookie: injected=1"), (b"x-a", b"one\ntwo"), (b"x-a", b"nul\x00"), (b"x-a", b"ff\x0c"),
+    (b"x a", b"v"), (b"x-a:", b"v"), (b"x-\xe9", b"v"),
+])
+def test_a_bad_header_line_is_refused_as_h11_refuses_it(name: bytes, value: bytes) -> None:
+    """A header line an app sends is checked before it is written: a line break in a value
+    (a response splitting attempt) or a name that is not a token never reaches the client."""
+    headers = [(b"content-type", b"text/plain"), (name, value)]
+    with pytest.raises(h11.LocalProtocolError):
+        h11.Response(headers=headers, status_code=200)
+    with pytest.raises(h11.LocalProtocolError):
+        response_head(headers, 200)
