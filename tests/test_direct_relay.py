@@ -246,3 +246,62 @@ async def test_a_short_stream_is_one_message_with_its_end(module_gateway: Gatewa
     assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
     assert [m["type"] for m in messages] == ["http.response.start", "http.response.body"]
     assert messages[1]["more_body"] is False and messages[1]["body"].endswith(b"data: [DONE]\n\n")
+
+
+async def test_a_body_sent_with_the_head_is_in_hand_when_the_exchange_reads_it(
+        module_gateway: GatewayServer, key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No timer and no wait for a body that came with the request's head (the server queued it
+    before the app ran); one that comes later is still awaited (its timer armed then)."""
+    from faregate.exchange import admission
+
+    seen: list[bool] = []
+    real = admission.read_body
+
+    async def spied(ex: Any) -> bytes:
+        seen.append(ex.request.body_arrived())
+        return await real(ex)
+
+    monkeypatch.setattr(admission, "read_body", spied)
+    request = head("POST", "/v1/chat/completions", key, CHAT)
+    assert (await exchange(module_gateway, request)).startswith(b"HTTP/1.1 200")
+    assert (await exchange(module_gateway, request, pause_before=len(request) - len(CHAT))).startswith(b"HTTP/1.1 200")
+    assert seen == [True, False]
+
+
+async def test_a_client_gone_before_the_view_is_not_served(module_gateway: GatewayServer, key: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A disconnect already queued when the app starts cancels the exchange at its first wait,
+    as Quart's receiver would: nothing is relayed or charged, the log line says client_gone."""
+    from faregate.edge.direct_relay import _Exchange
+
+    outcomes: list[str] = []
+    real, real_answer = _Exchange.run, _Exchange._answer
+
+    async def gone_first(self: Any, receive: Any, send: Any) -> None:
+        queue = receive.__self__
+        while not queue.empty():  # the body never came: the client left after the head
+            queue.get_nowait()
+        queue.put_nowait({"type": "http.disconnect"})  # as Hypercorn queues it when the client leaves
+        try:
+            await real(self, receive, send)
+        finally:
+            outcomes.append("client_gone" if self.client_gone else "served")
+
+    async def answer(self: Any, *args: Any) -> None:
+        outcomes.append(f"known gone at the start: {self.client_gone}")
+        await real_answer(self, *args)
+
+    monkeypatch.setattr(_Exchange, "run", gone_first)
+    monkeypatch.setattr(_Exchange, "_answer", answer)
+    logs_before = len(await module_gateway.consume_logs())
+    url = urlsplit(module_gateway.base_url)
+    reader, writer = await asyncio.open_connection(url.hostname, url.port)
+    writer.write(head("POST", "/v1/chat/completions", key, CHAT))
+    await writer.drain()
+    for _ in range(100):
+        if len(outcomes) == 2:
+            break
+        await asyncio.sleep(0.02)
+    writer.close()
+    assert outcomes == ["known gone at the start: True", "client_gone"]
+    assert len(await module_gateway.consume_logs()) == logs_before  # no consume row: nothing was charged

@@ -207,6 +207,9 @@ class _Exchange:
         task = asyncio.current_task()
         assert task is not None  # an ASGI app runs in a task
         self.task = task
+        if self._take_queued(receive):
+            self.client_gone = True
+            task.cancel()  # gone before the view began: cancelled at its first wait, as Quart's would be
         receiver = asyncio.ensure_future(self._receive(receive))
         try:
             await self._answer(headers, address, send)
@@ -219,6 +222,24 @@ class _Exchange:
                 receiver.cancel()
         if receiver.done() and not receiver.cancelled() and (error := receiver.exception()) is not None:
             raise error
+
+    def _take_queued(self, receive: ASGIReceiveCallable) -> bool:
+        """Take the body parts the server has queued already (a body sent with the request's
+        head is there before the app runs): the exchange then finds its body in hand instead of
+        arming a timer and waiting for the receiver task's first turn. True when the client has
+        gone already. Only Hypercorn's asyncio queue is read this way; any other ``receive`` is
+        left to the receiver."""
+        queue = getattr(receive, "__self__", None)
+        if type(queue) is not asyncio.Queue:
+            return False
+        body = self.body
+        while not body.ended and not queue.empty():
+            message = queue.get_nowait()
+            if message["type"] == "http.disconnect":
+                return True
+            if message["type"] == "http.request":
+                body.add(message.get("body", b""), message.get("more_body", False))
+        return False
 
     async def _receive(self, receive: ASGIReceiveCallable) -> None:
         body = self.body
