@@ -16,7 +16,7 @@ from hypercorn.events import Event, RawData
 from hypercorn.protocol.events import Body, EndBody, Response
 from hypercorn.typing import ConnectionState
 
-from faregate.edge.h11_writes import CoalescingH11Protocol, response_head
+from faregate.edge.h11_writes import CoalescingH11Protocol, response_head, server_headers
 
 
 class _Protocol:
@@ -160,3 +160,20 @@ def test_a_bad_header_line_is_refused_as_h11_refuses_it(name: bytes, value: byte
         h11.Response(headers=headers, status_code=200)
     with pytest.raises(h11.LocalProtocolError):
         response_head(headers, 200)
+
+
+def test_the_servers_own_lines_are_hypercorns_made_once_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = Config()
+    now = [1_800_000_000.2]
+    monkeypatch.setattr("time.time", lambda: now[0])
+    monkeypatch.setattr("hypercorn.config.time", lambda: now[0])
+    first = server_headers(config)
+    assert first == config.response_headers("h11") and (b"date", b"Fri, 15 Jan 2027 08:00:00 GMT") in first
+    now[0] += 0.5
+    assert server_headers(config) is first  # the same second: made once
+    now[0] += 1
+    later = server_headers(config)
+    assert later is not first and (b"date", b"Fri, 15 Jan 2027 08:00:01 GMT") in later
+    other = Config()
+    other.include_server_header = False
+    assert server_headers(other) == other.response_headers("h11")  # another server's config: its own lines

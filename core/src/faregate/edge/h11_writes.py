@@ -10,19 +10,22 @@ included; a longer stream's head and first bytes leave when the loop turns (a re
 stream's first bytes are in hand when its answer starts), so no client waits longer for them.
 The turn's write is made at once on the connection's transport (in order after anything
 written before), not through a task.
-The head's header lines are checked in one pass over them all (:func:`response_head`) instead of
-two regular expressions per line; a line that fails it goes through h11's own checks, which
-refuse it as before. Everything else Hypercorn does is unchanged. :func:`install` swaps the HTTP/1.1 protocol
+Hypercorn's own lines (the date, the server) are made once a second. The head's header lines
+are checked in one pass over them all (:func:`response_head`) instead of two regular
+expressions per line; a line that fails it goes through h11's own checks, which refuse it as
+before. Everything else Hypercorn does is unchanged. :func:`install` swaps the HTTP/1.1 protocol
 class Hypercorn's connection wrapper instantiates; the app factory calls it, once per process."""
 
 from __future__ import annotations
 
 import asyncio
 import re
+import time
 from itertools import chain
 
 import h11
 import hypercorn.protocol
+from hypercorn.config import Config
 from hypercorn.events import RawData
 from hypercorn.protocol.events import Body, EndBody, Response
 from hypercorn.protocol.events import Event as StreamEvent
@@ -48,6 +51,23 @@ def response_head(headers: list[tuple[bytes, bytes]], status_code: int) -> h11.R
     return h11.Response(headers=headers, status_code=status_code, _parsed=checked)
 
 
+#: Hypercorn's own header lines of the second last asked for: (second, config, lines)
+_SERVER_HEADERS: list[tuple[int, Config, list[tuple[bytes, bytes]]]] = []
+
+
+def server_headers(config: Config) -> list[tuple[bytes, bytes]]:
+    """``config.response_headers("h11")`` (the date, the server's name), made once a second:
+    the date has a second's resolution, and Hypercorn formatted it for every answer."""
+    second = int(time.time())
+    if _SERVER_HEADERS:
+        made_at, made_for, lines = _SERVER_HEADERS[0]
+        if made_at == second and made_for is config:
+            return lines
+    lines = config.response_headers("h11")
+    _SERVER_HEADERS[:] = [(second, config, lines)]
+    return lines
+
+
 class CoalescingH11Protocol(H11Protocol):
     #: the answer's bytes not written yet: its head, and the body's bytes that came in the same turn
     _held: bytes | None = None
@@ -56,7 +76,7 @@ class CoalescingH11Protocol(H11Protocol):
         if self._held is not None and not isinstance(event, Body | EndBody):
             await self._send_held()
         if isinstance(event, Response) and event.status_code >= 200:  # Hypercorn's, the head checked at once
-            headers = list(chain(event.headers, self.config.response_headers("h11")))
+            headers = list(chain(event.headers, server_headers(self.config)))
             if self.keep_alive_requests >= self.config.keep_alive_max_requests:
                 headers.append((b"connection", b"close"))
             await self._send_h11_event(response_head(headers, event.status_code))
