@@ -80,3 +80,29 @@ async def test_a_timer_due_while_the_server_stops_leaves_no_coroutine_behind(mon
 def test_install_is_what_hypercorns_connections_use() -> None:
     idle_timer.install()
     assert hypercorn.asyncio.tcp_server.AsyncioSingleTask is DeferredIdleTask
+
+
+async def test_a_busy_connection_takes_no_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between two requests only a timer handle is replaced: no lock (two coroutine steps each)."""
+    taken: list[str] = []
+
+    class CountedLock(asyncio.Lock):
+        async def acquire(self) -> bool:
+            taken.append("lock")
+            return await super().acquire()
+
+    async def action() -> None:
+        await asyncio.sleep(60)
+
+    async with TaskGroup(asyncio.get_running_loop()) as group:
+        timer = DeferredIdleTask()
+        timer._lock = CountedLock()
+        for _ in range(50):
+            await timer.restart(group, action)  # the answer went out
+            await timer.stop()  # the next request came
+        assert taken == []
+        monkeypatch.setattr(idle_timer, "START_DELAY", 0.001)
+        await timer.restart(group, action)
+        await asyncio.sleep(0.05)  # idle long enough: the keep-alive task runs
+        await timer.stop()  # its cancel is awaited under the lock
+        assert taken == ["lock"]

@@ -5,7 +5,8 @@ arrives: on a busy keep-alive connection that is a task started, run, cancelled 
 reaped for every request, though the connection is idle for well under a millisecond.
 
 :class:`DeferredIdleTask` keeps Hypercorn's contract (``restart`` starts the action anew,
-``stop`` ends it, one at a time under a lock) but starts the action only once the
+``stop`` ends it, one at a time under a lock; without a started task there is nothing to
+await, and no lock is taken) but starts the action only once the
 connection has stayed idle for :data:`START_DELAY`: until then a cancel of a timer handle
 is all a new request costs. An idle connection so closes :data:`START_DELAY` later than
 ``keep_alive_timeout`` says, and at a graceful stop at most that much later too."""
@@ -29,14 +30,26 @@ class DeferredIdleTask:
         self._lock = asyncio.Lock()
 
     async def restart(self, task_group: Any, action: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        if self._task is None and not self._lock.locked():  # only a timer to replace: nothing to await
+            self._cancel_timer()
+            self._timer = asyncio.get_running_loop().call_later(START_DELAY, self._start, task_group, action)
+            return
         async with self._lock:
             await self._end()
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(START_DELAY, self._start, task_group, action)
 
     async def stop(self) -> None:
+        if self._task is None and not self._lock.locked():  # a busy connection's next request: the common case
+            self._cancel_timer()
+            return
         async with self._lock:
             await self._end()
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     def _start(self, task_group: Any, action: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         self._timer = None
@@ -47,9 +60,7 @@ class DeferredIdleTask:
             keep_alive.close()
 
     async def _end(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._cancel_timer()
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
