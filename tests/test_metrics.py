@@ -21,6 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from faregate import __version__
 from faregate.db import models as m
+from faregate.observe import metrics
 from faregate.plugins import load_plugins
 from faregate.supervisor import METRICS_DIR_ENV, metrics_process_dead, prepare_metrics_dir
 from faregate.testing.harness import AdminClient, GatewayProcess, GatewayServer
@@ -311,7 +312,10 @@ async def test_every_worker_is_summed_in_one_scrape(tmp_path: Path, fake_openai:
                 break
         else:
             pytest.skip("the kernel sent every connection to one worker")
-        for _ in range(4):  # any worker answers the scrape (a new connection each time) with the sum
+        # each worker hands its counts to the shared files every second (and before its own
+        # scrapes): within that, any worker answers the scrape (a new connection each time) with the sum
+        await asyncio.sleep(metrics.LIVE_REFRESH_SECONDS + 0.5)
+        for _ in range(4):
             resp = await asyncio.to_thread(httpx.get, proc.base_url + "/metrics", timeout=10)
             assert resp.status_code == 200
             got = parse(resp.text)

@@ -54,3 +54,4 @@ def install(app: Quart, gateway: ExchangeHost) -> None:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         refresher.clear()
+        metrics.fold()  # the last second's counts into the shared files, for the other workers' scrapes

@@ -22,6 +22,7 @@ import asyncio
 import logging
 import math
 import os
+from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -55,9 +56,12 @@ def multiprocess_dir() -> str | None:
 
 
 class _ModelSeries:
-    """The children of one (route, model): shared by its channels' series."""
+    """The children of one (route, model): shared by its channels' series, with what they were
+    told since the last fold (:meth:`Metrics.fold`)."""
 
-    __slots__ = ("duration", "overhead", "failovers", "input_tokens", "output_tokens", "quota")
+    __slots__ = ("duration", "overhead", "failovers", "input_tokens", "output_tokens", "quota", "durations",
+                 "duration_sum", "overheads", "overhead_sum", "failed_over", "tokens_in", "tokens_out", "charged",
+                 "dirty")
 
     def __init__(self, metrics: Metrics, route: str, model: str) -> None:
         self.duration = metrics.duration.labels(route)
@@ -66,19 +70,54 @@ class _ModelSeries:
         self.input_tokens = metrics.tokens.labels(model, "input")
         self.output_tokens = metrics.tokens.labels(model, "output")
         self.quota = metrics.quota.labels(model)
+        self.durations, self.overheads = [0] * len(DURATION_BUCKETS), [0] * len(OVERHEAD_BUCKETS)
+        self.duration_sum = self.overhead_sum = 0.0
+        self.failed_over = self.tokens_in = self.tokens_out = self.charged = 0
+        self.dirty = False
+
+    def fold(self) -> None:
+        _fold_histogram(self.duration, self.durations, self.duration_sum)
+        _fold_histogram(self.overhead, self.overheads, self.overhead_sum)
+        self.duration_sum = self.overhead_sum = 0.0
+        for child, amount in ((self.failovers, self.failed_over), (self.input_tokens, self.tokens_in),
+                              (self.output_tokens, self.tokens_out), (self.quota, self.charged)):
+            if amount:
+                child.inc(amount)
+        self.failed_over = self.tokens_in = self.tokens_out = self.charged = 0
+        self.dirty = False
 
 
 class _Series:
     """The children of one (route, model, channel, status): looked up once per request. A new
     channel's first request makes only its own two (10,000 channels meet many first requests)."""
 
-    __slots__ = ("requests", "attempts", "model")
+    __slots__ = ("requests", "attempts", "model", "count", "tried", "dirty")
 
     def __init__(self, metrics: Metrics, route: str, model: str, channel: str, status: str,
                  shared: _ModelSeries) -> None:
         self.requests = metrics.requests.labels(route, model, channel, status)
         self.attempts = metrics.attempts.labels(channel)
         self.model = shared
+        self.count = self.tried = 0
+        self.dirty = False
+
+    def fold(self) -> None:
+        if self.count:
+            self.requests.inc(self.count)
+        if self.tried:
+            self.attempts.inc(self.tried)
+        self.count = self.tried = 0
+        self.dirty = False
+
+
+def _fold_histogram(child: Histogram, counts: list[int], total: float) -> None:
+    """Add observations counted per bucket to ``child``, as as many ``observe`` calls would
+    (prometheus_client's own bucket and sum values: core/tests/test_metric_folds.py checks them)."""
+    child._sum.inc(total)  # prometheus_client's child state
+    for i, count in enumerate(counts):
+        if count:
+            child._buckets[i].inc(count)
+            counts[i] = 0
 
 
 class Metrics:
@@ -133,6 +172,7 @@ class Metrics:
                           ("version", "node_type"), multiprocess_mode="max", registry=r)
         self.info.labels(faregate.__version__, str(gateway.settings.node_type)).set(1)
         self._series: dict[tuple[str, str, int, int], _Series] = {}
+        self._unfolded: list[_Series | _ModelSeries] = []
         self._model_series: dict[tuple[str, str], _ModelSeries] = {}
         self._routes_seen = -1
         self._known_models: frozenset[str] = frozenset()
@@ -142,25 +182,42 @@ class Metrics:
 
     # ---- per request (an observer: on the event loop, keep it cheap) ---------------------
     def observe(self, report: ExchangeReport) -> None:
+        """Count a finished exchange, in plain numbers (a prometheus child takes a lock per
+        call, a histogram walks its buckets in Python): :meth:`fold` hands them over before
+        every scrape and, with several workers, every :data:`LIVE_REFRESH_SECONDS`."""
         model = self.model_label(report.model, report.channel_id)
         key = (report.route, model, report.channel_id, report.status)
         series = self._series.get(key)
         if series is None:
             series = self._series[key] = self._new_series(report.route, model, report.channel_id, report.status)
-        series.requests.inc()
+        series.count += 1
         shared = series.model
-        shared.duration.observe(report.seconds)
-        shared.overhead.observe(report.overhead_seconds)
+        seconds, overhead = report.seconds, report.overhead_seconds
+        if seconds == seconds:  # NaN in no bucket, as prometheus_client's observe
+            shared.durations[bisect_left(DURATION_BUCKETS, seconds)] += 1
+        shared.duration_sum += seconds
+        if overhead == overhead:
+            shared.overheads[bisect_left(OVERHEAD_BUCKETS, overhead)] += 1
+        shared.overhead_sum += overhead
         if report.attempts:
-            series.attempts.inc(report.attempts)
+            series.tried += report.attempts
             if report.attempts > 1:
-                shared.failovers.inc(report.attempts - 1)
-        if report.input_tokens:
-            shared.input_tokens.inc(report.input_tokens)
-        if report.output_tokens:
-            shared.output_tokens.inc(report.output_tokens)
-        if report.quota:
-            shared.quota.inc(report.quota)
+                shared.failed_over += report.attempts - 1
+        shared.tokens_in += report.input_tokens
+        shared.tokens_out += report.output_tokens
+        shared.charged += report.quota
+        if not series.dirty:
+            series.dirty = True
+            self._unfolded.append(series)
+        if not shared.dirty:
+            shared.dirty = True
+            self._unfolded.append(shared)
+
+    def fold(self) -> None:
+        """Hand the counts kept since the last fold to the prometheus children."""
+        unfolded, self._unfolded = self._unfolded, []
+        for series in unfolded:
+            series.fold()
 
     def _new_series(self, route: str, model: str, channel_id: int, status: int) -> _Series:
         shared = self._model_series.get((route, model))
@@ -189,7 +246,8 @@ class Metrics:
 
     # ---- at scrape time ---------------------------------------------------------------
     def refresh(self) -> None:
-        """Write the live gauges from the objects that own them."""
+        """Fold the per-request counts and write the live gauges from the objects that own them."""
+        self.fold()
         ledger = self.gateway.ledger
         self.open_reservations.set(ledger.open_reservations)
         self.reserved_quota.set(ledger.reserved_quota)
