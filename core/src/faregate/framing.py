@@ -67,28 +67,71 @@ class SSESplitter:
         self._max = max_event
 
     def feed(self, chunk: bytes) -> Iterator[Event]:
+        yield from self.split(chunk)[0]
+        self.check()
+
+    def split(self, chunk: bytes) -> tuple[list[Event], bytes | None]:
+        """``feed``'s events as one list (no generator per read on the relay's hot path),
+        with their bytes in one piece when they lie end to end in ``chunk`` (nothing carried
+        over from the last read, no comment block among them), else None: what a stream
+        that forwards each of them unchanged sends. Call :meth:`check` once they are
+        handled (``feed`` raises after its events too)."""
+        if self._buf or b"\r" in chunk:
+            return self._split_buffered(chunk), None
+        # the common case: LF-framed events, cut from the read's own bytes in one call
+        parts = chunk.split(b"\n\n")
+        rest = parts.pop()  # an unfinished event, or b""
+        cut = len(chunk) - len(rest)
+        if rest:
+            self._buf += rest
+        if not parts:
+            return [], None
+        if (chunk.startswith(b"data: ") and chunk.count(b"\n", 0, cut) == 2 * len(parts)
+                and chunk.count(b"\n\ndata: ", 0, cut) == len(parts) - 1):
+            # every event one data line (every line end is an event's end, and each event
+            # starts with "data: "): most streams, what the parse would give
+            return [(part + b"\n\n", None, part[6:]) for part in parts], chunk[:cut] if rest else chunk
+        events: list[Event] = []
+        whole = True
+        for part in parts:
+            raw = part + b"\n\n"
+            if part.startswith(b"data: ") and b"\n" not in part:
+                events.append((raw, None, part[6:]))
+                continue
+            parsed = parse_sse_event(raw)
+            if parsed is None:
+                whole = False  # a comment block: not forwarded
+            else:
+                events.append((raw, parsed[0], parsed[1]))
+        return events, (chunk[:cut] if rest else chunk) if whole and events else None
+
+    def check(self) -> None:
+        """Raise :class:`FramingError` when the unfinished event is over the limit."""
+        if len(self._buf) > self._max:
+            raise FramingError("stream event larger than the limit")
+
+    def _split_buffered(self, chunk: bytes) -> list[Event]:
         buf = self._buf
         buf += chunk
         if b"\r" in buf:
-            yield from self._split_any_line_ends()
-        else:  # LF only, the common case: one search per event
-            start = 0
-            while True:
-                end = buf.find(b"\n\n", start)
-                if end < 0:
-                    break
-                raw = bytes(buf[start:end + 2])
-                start = end + 2
-                if raw.startswith(b"data: ") and raw.find(b"\n", 6) == len(raw) - 2:
-                    yield raw, None, raw[6:-2]  # one data line, most events: what the parse would give
-                    continue
-                parsed = parse_sse_event(raw)
-                if parsed is not None:
-                    yield raw, parsed[0], parsed[1]
-            if start:
-                del buf[:start]
-        if len(buf) > self._max:
-            raise FramingError("stream event larger than the limit")
+            return list(self._split_any_line_ends())
+        events: list[Event] = []  # LF only: one search per event
+        start = 0
+        while True:
+            end = buf.find(b"\n\n", start)
+            if end < 0:
+                break
+            raw = bytes(buf[start:end + 2])
+            start = end + 2
+            if raw.startswith(b"data: ") and raw.find(b"\n", 6) == len(raw) - 2:
+                events.append((raw, None, raw[6:-2]))  # one data line, most events: what the parse would give
+                continue
+            parsed = parse_sse_event(raw)
+            if parsed is not None:
+                events.append((raw, parsed[0], parsed[1]))
+        if start:
+            del buf[:start]
+        return events
 
     def _split_any_line_ends(self) -> Iterator[Event]:
         buf = self._buf

@@ -130,6 +130,24 @@ def test_passthrough_drops_only_the_unrequested_usage_chunk():
     assert filt.usage.output_tokens == 2 and filt.output_chars == 3
 
 
+def test_passthrough_counts_every_kind_of_output_and_reads_errors():
+    body = {"model": "m", "messages": [{"role": "user", "content": "x"}], "stream": True,
+            "stream_options": {"include_usage": True}}
+    filt = OpenAIPassthrough(OpenAIChatFormat().summarize(body, inbound_request(body)))
+    assert filt.feed(None, b'{"choices":[{"delta":{"content":"ab","reasoning_content":"cde"}},'
+                           b'{"delta":{"tool_calls":[{"function":{"arguments":"{}"}},{"function":null}]}}]}')
+    assert filt.feed(None, b'{"choices":[{"index":0,"text":"legacy"}]}')
+    assert filt.output_chars == 2 + 3 + 2 + 6
+    assert filt.feed(None, b'{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}')  # asked for
+    with pytest.raises(AttributeError):  # a choice of the wrong shape: what came before it stays counted
+        filt.feed(None, b'{"choices":[{"delta":{"content":"xy"}},"oops"]}')
+    assert filt.output_chars == 13 + 2 and filt.error is None
+    assert not filt.feed(None, b'{"error":{"message":"boom","type":"server_error"}}')
+    assert filt.error is not None and filt.error.message == "boom"
+    bad = OpenAIPassthrough(OpenAIChatFormat().summarize(body, inbound_request(body)))
+    assert not bad.feed(None, b'{"choices":[') and bad.error is not None and bad.error.code == "bad_response_body"
+
+
 def test_passthrough_body_is_untouched_unless_needed():
     provider = OpenAIProvider()
     fmt = OpenAIChatFormat()

@@ -76,27 +76,35 @@ class OpenAIPassthrough(PassthroughStream):
             self.error = GatewayError(502, "upstream sent a malformed stream event", code="bad_response_body",
                                       upstream=True)
             return False
-        if isinstance(chunk.get("error"), dict):
-            err = chunk["error"]
+        err = chunk.get("error")
+        if isinstance(err, dict):
             self.error = GatewayError(502, str(err.get("message", "upstream error")),
                                       type=str(err.get("type") or "upstream_error"), code=err.get("code"),
                                       upstream=True)
             return False
         choices = chunk.get("choices")
         if choices:
-            for choice in choices:
-                delta = choice.get("delta")
-                if delta is None:  # a legacy completion's chunk (``text_completion``)
-                    text = choice.get("text")
-                    if isinstance(text, str):
-                        self.output_chars += len(text)
-                    continue
-                for key in ("content", "reasoning_content"):
-                    value = delta.get(key)
-                    if isinstance(value, str):
-                        self.output_chars += len(value)
-                for call in delta.get("tool_calls") or []:
-                    self.output_chars += len((call.get("function") or {}).get("arguments") or "")
+            chars = 0  # the output's characters: what bills the stream when it reports no usage
+            try:
+                for choice in choices:
+                    delta = choice.get("delta")
+                    if delta is None:  # a legacy completion's chunk (``text_completion``)
+                        text = choice.get("text")
+                        if isinstance(text, str):
+                            chars += len(text)
+                        continue
+                    content = delta.get("content")
+                    if isinstance(content, str):
+                        chars += len(content)
+                    reasoning = delta.get("reasoning_content")
+                    if isinstance(reasoning, str):
+                        chars += len(reasoning)
+                    calls = delta.get("tool_calls")
+                    if calls:
+                        for call in calls:
+                            chars += len((call.get("function") or {}).get("arguments") or "")
+            finally:  # what was counted before an event of the wrong shape stays counted
+                self.output_chars += chars
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self.usage = responses.parse_usage(usage)
