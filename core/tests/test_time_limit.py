@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,11 +25,13 @@ async def test_an_await_done_in_time_is_untouched() -> None:
     await asyncio.sleep(0)  # no cancel left pending for a later await
 
 
-async def test_a_cancel_from_outside_passes_through() -> None:
+@pytest.mark.parametrize("make", [time_limit, idle_limit], ids=["time_limit", "idle_limit"])
+async def test_a_cancel_from_outside_passes_through(make: Callable[[float], Any]) -> None:
     started = asyncio.Event()
+    limit = make(5)
 
     async def waiting() -> None:
-        with time_limit(5):
+        with limit:
             started.set()
             await asyncio.get_running_loop().create_future()
 
@@ -37,6 +40,8 @@ async def test_a_cancel_from_outside_passes_through() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    if isinstance(limit, idle_limit):
+        limit.close()
 
 
 async def test_a_zero_limit_expires_at_the_first_await() -> None:
@@ -67,23 +72,6 @@ async def test_idle_limit_counts_no_time_between_blocks() -> None:
         await asyncio.sleep(0.01)  # a fresh limit for this await
     limit.close()
     await asyncio.sleep(0.05)  # closed: nothing fires at a later await
-
-
-async def test_idle_limit_lets_a_cancel_from_outside_pass() -> None:
-    started = asyncio.Event()
-    limit = idle_limit(5)
-
-    async def waiting() -> None:
-        with limit:
-            started.set()
-            await asyncio.get_running_loop().create_future()
-
-    task = asyncio.create_task(waiting())
-    await started.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    limit.close()
 
 
 async def test_idle_limit_keeps_one_timer() -> None:
