@@ -22,7 +22,7 @@ Quart's app-wide hooks would not run on these requests, so the layer steps aside
 serves every request, as before) when the app has any it does not know: an app-wide
 before/after-request or teardown function other than the edge's own, a URL value
 preprocessor, a receiver of Quart's request signals. A plugin's app-wide hook that only
-serves unmatched paths (the console's pages) says so with :func:`unmatched_only`."""
+serves unmatched paths (the console's pages) says so with :func:`skip_on_relay`."""
 
 from __future__ import annotations
 
