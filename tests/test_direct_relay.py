@@ -285,10 +285,10 @@ async def test_a_client_gone_before_the_view_is_not_served(module_gateway: Gatew
         try:
             await real(self, receive, send)
         finally:
-            outcomes.append("client_gone" if self.client_gone else "served")
+            outcomes.append("client_gone" if self.handling.client_gone else "served")
 
     async def answer(self: Any, *args: Any) -> None:
-        outcomes.append(f"known gone at the start: {self.client_gone}")
+        outcomes.append(f"known gone at the start: {self.handling.client_gone}")
         await real_answer(self, *args)
 
     monkeypatch.setattr(_Exchange, "run", gone_first)

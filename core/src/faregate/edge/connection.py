@@ -13,6 +13,7 @@ raise nothing. Body limits, timeouts and streaming are Quart's, unchanged."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Coroutine
 from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -61,39 +62,71 @@ class RequestHeaders(Headers):
         return default
 
 
-class EdgeHTTPConnection(ASGIHTTPConnection):
-    _client_gone = False
-    _answered = False
+def client_address(scope: Any) -> str:
+    """The client's address as Quart's ``request.remote_addr`` gives it."""
+    return (scope.get("client") or ["<local>"])[0]  # type: ignore[no-any-return]
 
-    async def __call__(self, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
-        request = self._create_request_from_scope(send)
-        handler = asyncio.current_task()
-        assert handler is not None  # an ASGI app runs in a task
-        receiver = asyncio.ensure_future(self._receive(request, receive, handler))
+
+def request_headers(scope: Any) -> RequestHeaders:
+    """The ASGI scope's headers as Quart's request has them (``Remote-Addr`` first, the names
+    in werkzeug's title case), made in one list: what ``Headers.add`` would build, without a
+    validation call per header (h11 has refused a line break in a value already)."""
+    pairs = [("Remote-Addr", client_address(scope))]
+    pairs += [(_title(name), value.decode("latin1")) for name, value in scope["headers"]]
+    headers = RequestHeaders()
+    headers._list = pairs
+    return headers
+
+
+class Handling:
+    """A request's handler (the task the server started for it) and the receiver task beside
+    it, as Quart runs them: the receiver feeds the body and, when the client goes away before
+    the answer is done, cancels the handler (:meth:`gone`); the handler's answer then ends
+    quietly, a cancel from anyone else (the server's, at shutdown) passes on."""
+
+    __slots__ = ("task", "client_gone", "answered")
+
+    def __init__(self) -> None:
+        task = asyncio.current_task()
+        assert task is not None  # an ASGI app runs in a task
+        self.task = task
+        self.client_gone = self.answered = False
+
+    def gone(self) -> None:
+        """The client went away: the answer, unless done, is cancelled (as Quart cancels its handler)."""
+        if not self.answered:
+            self.client_gone = True
+            self.task.cancel()
+
+    async def run(self, answer: Awaitable[None], receiving: Coroutine[Any, Any, None]) -> None:
+        """Await ``answer`` with ``receiving`` (which calls :meth:`gone` at the disconnect) in a task beside it."""
+        receiver = asyncio.ensure_future(receiving)
         try:
-            await self.handle_request(request, send)
+            await answer
         except asyncio.CancelledError:
-            if not self._client_gone or handler.uncancel():
+            if not self.client_gone or self.task.uncancel():
                 raise  # not (only) our own cancel: the server's, at shutdown
         finally:
-            self._answered = True  # no await since the handler returned: no cancel can be on its way
+            self.answered = True  # no await since the answer: no cancel can be on its way
             if not receiver.done():
                 receiver.cancel()
         if receiver.done() and not receiver.cancelled() and (error := receiver.exception()) is not None:
             raise error
 
-    async def _receive(self, request: Request, receive: ASGIReceiveCallable, handler: asyncio.Task[Any]) -> None:
+
+class EdgeHTTPConnection(ASGIHTTPConnection):
+    async def __call__(self, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
+        request = self._create_request_from_scope(send)
+        handling = Handling()
+        await handling.run(self.handle_request(request, send), self._receive(request, receive, handling))
+
+    async def _receive(self, request: Request, receive: ASGIReceiveCallable, handling: Handling) -> None:
         await self.handle_messages(request, receive)  # returns at the client's disconnect
-        if not self._answered:
-            self._client_gone = True
-            handler.cancel()  # as Quart cancels its handler task
+        handling.gone()
 
     def _create_request_from_scope(self, send: ASGISendCallable) -> Request:
         scope = self.scope
-        pairs = [("Remote-Addr", (scope.get("client") or ["<local>"])[0])]
-        pairs += [(_title(name), value.decode("latin1")) for name, value in scope["headers"]]
-        headers = RequestHeaders()
-        headers._list = pairs  # what Headers.add would build, without a validation call per header
+        headers = request_headers(scope)
         if scope["http_version"] < "1.1":
             headers.setdefault("Host", self.app.config["SERVER_NAME"] or "")
         path = scope["path"]

@@ -39,14 +39,12 @@ from werkzeug.sansio.http import parse_cookie
 from werkzeug.sansio.utils import get_content_length
 
 from faregate.contracts.inbound import InboundRequest, LastChunk, Outcome
-from faregate.edge import page_policy
-from faregate.edge.connection import RequestHeaders, _title
+from faregate.edge import keep_alive, page_policy, request_ids
+from faregate.edge.connection import Handling, RequestHeaders, client_address, request_headers
 from faregate.edge.errors import error_body
-from faregate.edge.keep_alive import AWAIT_BODY_BYTES, AWAIT_BODY_SECONDS
 from faregate.edge.routes import NO_COOKIES, NO_QUERY, RelayRoute, model_list_format, too_large
-from faregate.exchange.exchange import REQUEST_ID_HEADER, Exchange, new_request_id
+from faregate.exchange.exchange import Exchange
 from faregate.exchange.run import run_exchange
-from faregate.observe.logs import request_id_var
 
 if TYPE_CHECKING:
     from hypercorn.typing import ASGIReceiveCallable, ASGISendCallable
@@ -63,9 +61,9 @@ SKIP_ON_RELAY = "faregate_skip_on_relay"
 #: relay paths remembered with their route and parameters (a Gemini path names its model:
 #: the clients choose them, so the table is bounded; past it a path is matched each time)
 MAX_KNOWN_PATHS = 4096
-#: Quart's signals around a request: a receiver expects them on every request
 #: the headers the answer's own fields set (Quart's response sets them over the outcome's)
 _SET_HERE = frozenset({"content-type", "content-length"})
+#: Quart's signals around a request: a receiver expects them on every request
 _REQUEST_SIGNALS = ("request_started", "request_finished", "request_tearing_down", "got_request_exception")
 
 
@@ -106,14 +104,19 @@ class _Body:
         if (self.ended or self.over) and self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
+    async def wait_end(self) -> bool:
+        """Wait for the body's end, or for its passing the cap: True when it came whole."""
+        if not (self.ended or self.over):
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        return self.ended and not self.over
+
     async def read(self) -> bytes:
         """The whole body (``InboundRequest.read_body``); a declared length over the cap is
         refused before a byte is read, a chunked body as soon as it passes the cap."""
         if self.length is not None and self.length > self.limit:
             raise too_large(self.limit)
-        if not (self.ended or self.over):
-            self._waiter = asyncio.get_running_loop().create_future()
-            await self._waiter
+        await self.wait_end()
         if self.over:
             raise too_large(self.limit)
         parts = self._parts
@@ -188,40 +191,19 @@ def foreign_hook(app: Quart) -> str | None:
 class _Exchange:
     """One relay request served by :class:`DirectRelay`."""
 
-    __slots__ = ("relay", "scope", "route", "params", "body", "task", "client_gone", "answered")
+    __slots__ = ("relay", "scope", "route", "params", "body", "handling")
 
     def __init__(self, relay: DirectRelay, scope: dict[str, Any], route: RelayRoute, params: dict[str, str]) -> None:
         self.relay, self.scope, self.route, self.params = relay, scope, route, params
-        self.client_gone = self.answered = False
 
     async def run(self, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
-        scope, relay = self.scope, self.route
-        client = scope.get("client")
-        address = client[0] if client else "<local>"
-        pairs = [("Remote-Addr", address)]  # what Quart puts first (its request.remote_addr)
-        pairs += [(_title(name), value.decode("latin1")) for name, value in scope["headers"]]
-        headers = RequestHeaders()
-        headers._list = pairs  # h11 validated them (see faregate.edge.connection)
+        headers = request_headers(self.scope)
         length = get_content_length(headers.get("Content-Length"), headers.get("Transfer-Encoding"))
-        self.body = _Body(relay.limit, length, "Transfer-Encoding" in headers)
-        task = asyncio.current_task()
-        assert task is not None  # an ASGI app runs in a task
-        self.task = task
+        self.body = _Body(self.route.limit, length, "Transfer-Encoding" in headers)
+        handling = self.handling = Handling()
         if self._take_queued(receive):
-            self.client_gone = True
-            task.cancel()  # gone before the view began: cancelled at its first wait, as Quart's would be
-        receiver = asyncio.ensure_future(self._receive(receive))
-        try:
-            await self._answer(headers, address, send)
-        except asyncio.CancelledError:
-            if not self.client_gone or task.uncancel():
-                raise  # not (only) our own cancel: the server's, at shutdown
-        finally:
-            self.answered = True  # no await since the answer: no cancel can be on its way
-            if not receiver.done():
-                receiver.cancel()
-        if receiver.done() and not receiver.cancelled() and (error := receiver.exception()) is not None:
-            raise error
+            handling.gone()  # gone before the view began: cancelled at its first wait, as Quart's would be
+        await handling.run(self._answer(headers, client_address(self.scope), send), self._receive(receive))
 
     def _take_queued(self, receive: ASGIReceiveCallable) -> bool:
         """Take the body parts the server has queued already (a body sent with the request's
@@ -232,26 +214,21 @@ class _Exchange:
         queue = getattr(receive, "__self__", None)
         if type(queue) is not asyncio.Queue:
             return False
-        body = self.body
-        while not body.ended and not queue.empty():
-            message = queue.get_nowait()
-            if message["type"] == "http.disconnect":
+        while not self.body.ended and not queue.empty():
+            if self._take(queue.get_nowait()):
                 return True
-            if message["type"] == "http.request":
-                body.add(message.get("body", b""), message.get("more_body", False))
         return False
 
     async def _receive(self, receive: ASGIReceiveCallable) -> None:
-        body = self.body
-        while True:
-            message = await receive()
-            if message["type"] == "http.request":
-                body.add(message.get("body", b""), message.get("more_body", False))
-            elif message["type"] == "http.disconnect":
-                break
-        if not self.answered:
-            self.client_gone = True
-            self.task.cancel()  # as Quart cancels its handler
+        while not self._take(await receive()):
+            pass
+        self.handling.gone()
+
+    def _take(self, message: Any) -> bool:
+        """A message from the server: a part of the body fed, True at the client's disconnect."""
+        if message["type"] == "http.request":
+            self.body.add(message.get("body", b""), message.get("more_body", False))
+        return message["type"] == "http.disconnect"  # type: ignore[no-any-return]
 
     async def _answer(self, headers: RequestHeaders, address: str, send: ASGISendCallable) -> None:
         scope, relay, body = self.scope, self.route, self.body
@@ -272,15 +249,11 @@ class _Exchange:
             log.exception("unhandled error on %s %s", scope["method"], scope["path"])
             outcome = Outcome(status=500, body=error_body("internal error", "new_api_error", "internal_error"))
         out = outcome.headers
-        if not body.ended:
-            await self._await_body(out)
-        if outcome.content_type.startswith("text/html"):
-            for name, value in page_policy.page_headers(page_policy.BASELINE).items():
-                out.setdefault(name, value)
-        if "X-Request-Id" not in out:
-            request_id = request_id_var.get() or new_request_id()
-            out["X-Request-Id"] = request_id
-            out[REQUEST_ID_HEADER] = request_id
+        # what the edge's after-request step does (faregate.edge.steps)
+        if not body.ended and (body.over or await keep_alive.must_close(body.length, body.chunked, body.wait_end)):
+            out["Connection"] = "close"
+        page_policy.add_baseline(outcome.content_type, out)
+        request_ids.answer(out)
         # lower-case names, as Quart's encode_headers sends them
         head = [(lowered.encode("latin1"), value.encode("latin1")) for name, value in out.items()
                 if (lowered := name.lower()) not in _SET_HERE]
@@ -293,22 +266,6 @@ class _Exchange:
             return
         await send({"type": "http.response.start", "status": outcome.status, "headers": head})
         await _send_stream(stream, send)
-
-    async def _await_body(self, out: dict[str, str]) -> None:
-        """The answer came before the body's end (a refusal before reading it): a small one
-        still on its way is awaited briefly, else the connection closes (edge/keep_alive.py)."""
-        body = self.body
-        if body.length is None and not body.chunked:
-            return  # no body at all
-        if body.length is not None and body.length <= AWAIT_BODY_BYTES and not body.over:
-            waiter = body._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await asyncio.wait_for(waiter, AWAIT_BODY_SECONDS)
-                if body.ended:
-                    return
-            except TimeoutError:
-                pass
-        out["Connection"] = "close"
 
 
 async def _send_stream(stream: AsyncIterator[bytes], send: ASGISendCallable) -> None:

@@ -10,6 +10,7 @@ large, chunked or slow one gets ``Connection: close`` (the client opens a new on
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from quart import Response
 from quart.wrappers import Request
@@ -27,13 +28,25 @@ def body_unread(request: Request) -> bool:
 async def await_or_close(request: Request, response: Response) -> None:
     """After the view, for a request whose body is unread (:mod:`faregate.edge.steps`)."""
     arrived = request.body._complete
-    length = request.content_length
-    if length is None and "transfer-encoding" not in request.headers:
-        return  # no body at all
+
+    async def arrival() -> bool:
+        await arrived.wait()
+        return True
+
+    if await must_close(request.content_length, "transfer-encoding" in request.headers, arrival):
+        response.headers["Connection"] = "close"
+
+
+async def must_close(length: int | None, chunked: bool, arrival: Callable[[], Awaitable[bool]]) -> bool:
+    """Whether the connection must close after an answer given before the body's end: not
+    without a body; not when a small declared one comes within :data:`AWAIT_BODY_SECONDS`
+    (``arrival()`` waits for it, True when it came whole); else yes."""
+    if length is None and not chunked:
+        return False  # no body at all
     if length is not None and length <= AWAIT_BODY_BYTES:
         try:
-            await asyncio.wait_for(arrived.wait(), AWAIT_BODY_SECONDS)
-            return
+            if await asyncio.wait_for(arrival(), AWAIT_BODY_SECONDS):
+                return False
         except TimeoutError:
             pass
-    response.headers["Connection"] = "close"
+    return True

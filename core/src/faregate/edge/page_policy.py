@@ -7,7 +7,10 @@ than whatever it was given, and cannot be framed (clickjacking)."""
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
+
 from quart import Response
+from werkzeug.datastructures import Headers
 
 #: the policy of an HTML answer that declares none: it may show text, nothing more
 BASELINE = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -25,7 +28,12 @@ def page_headers(csp: str) -> dict[str, str]:
 
 def apply_baseline(response: Response) -> None:
     """After the view (:mod:`faregate.edge.steps`): the baseline on an HTML answer without a policy."""
-    # one header read for every other answer (the relay's JSON and streams)
-    if response.headers.get("Content-Type", "").startswith("text/html"):
+    add_baseline(response.headers.get("Content-Type", ""), response.headers)
+
+
+def add_baseline(content_type: str, headers: MutableMapping[str, str] | Headers) -> None:
+    """The baseline headers an answer of ``content_type`` lacks, when it is HTML (one test for
+    every other answer: the relay's JSON and streams)."""
+    if content_type.startswith("text/html"):
         for name, value in page_headers(BASELINE).items():
-            response.headers.setdefault(name, value)
+            headers.setdefault(name, value)

@@ -4,8 +4,10 @@ health) get the trusted proxy's or a new one here, which their log lines carry t
 
 from __future__ import annotations
 
-from quart import Response
+from collections.abc import MutableMapping
+
 from quart.wrappers import Request
+from werkzeug.datastructures import Headers
 
 from faregate.exchange.exchange import REQUEST_ID_HEADER, new_request_id, trusted_request_id
 from faregate.observe.logs import request_id_var
@@ -18,9 +20,8 @@ def assign(request: Request) -> None:
         request_id_var.set(trusted_request_id(request.headers.get("x-request-id")) or new_request_id())
 
 
-def answer(response: Response) -> None:
-    """After the view: the id on the answer, unless the exchange put its own there."""
-    headers = response.headers
+def answer(headers: MutableMapping[str, str] | Headers) -> None:
+    """After the view: the id on the answer's ``headers``, unless the exchange put its own there."""
     if "X-Request-Id" not in headers:
         request_id = request_id_var.get() or new_request_id()
         headers["X-Request-Id"] = request_id

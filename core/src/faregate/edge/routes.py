@@ -116,10 +116,11 @@ def _add(app: Quart, gateway: ExchangeHost, route: Route, fmt: InboundFormat | N
         app.add_websocket(quart_rule(route.path), endpoint=endpoint,
                           view_func=_websocket_view(gateway, route, fmt, driver))
         return
-    app.add_url_rule(quart_rule(route.path), endpoint=endpoint, view_func=_http_view(gateway, route, fmt, driver),
-                     methods=[route.method])
+    limit = body_limit(gateway, route)
+    app.add_url_rule(quart_rule(route.path), endpoint=endpoint,
+                     view_func=_http_view(gateway, route, fmt, driver, limit), methods=[route.method])
     if not route.login_session:  # a login session's route needs Quart's session
-        relay[endpoint] = RelayRoute(route, fmt, driver, body_limit(gateway, route))
+        relay[endpoint] = RelayRoute(route, fmt, driver, limit)
 
 
 def model_list_format(gateway: ExchangeHost, inbound: InboundRequest) -> InboundFormat:
@@ -135,8 +136,9 @@ NO_COOKIES: Mapping[str, str] = MappingProxyType({})
 NO_QUERY: Mapping[str, str] = ImmutableMultiDict()
 
 
-def _http_view(gateway: ExchangeHost, route: Route, fmt: InboundFormat | None, driver: EndpointDriver) -> View:
-    read_body = functools.partial(read_capped, body_limit(gateway, route))
+def _http_view(gateway: ExchangeHost, route: Route, fmt: InboundFormat | None, driver: EndpointDriver,
+               limit: int) -> View:
+    read_body = functools.partial(read_capped, limit)
     login = route.login_session  # only such a route sees the session: the others take API keys alone
 
     async def view(**params: str) -> Response:

@@ -52,5 +52,5 @@ def install(app: Quart, gateway: ExchangeHost) -> None:
         if keep_alive.body_unread(current):
             await keep_alive.await_or_close(current, response)
         page_policy.apply_baseline(response)
-        request_ids.answer(response)
+        request_ids.answer(response.headers)
         return response
