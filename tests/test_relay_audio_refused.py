@@ -15,7 +15,7 @@ import pytest
 import pytest_asyncio
 
 from faregate.testing.harness import AdminClient, GatewayServer
-from faregate_adapter_openai.testing import FakeOpenAI
+from faregate_adapter_openai.testing import FakeOpenAI, upstream_channel
 from faregate_adapter_openai.testing.schema import validate_error
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -34,10 +34,9 @@ def wav(seconds: float, rate: int = 16_000) -> bytes:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def upstream(module_admin: AdminClient) -> AsyncIterator[tuple[FakeOpenAI, str]]:
     """The fake upstream, a channel to it and a key."""
-    async with FakeOpenAI() as fake:
-        await module_admin.add_channel(base_url=fake.base_url,
-                                       models="whisper-1,gpt-4o-transcribe,gpt-4o-transcribe-diarize")
-        yield fake, await module_admin.add_token(remain_quota=50 * 500_000)
+    models = "whisper-1,gpt-4o-transcribe,gpt-4o-transcribe-diarize"
+    async with upstream_channel(module_admin, models, remain_quota=50 * 500_000) as found:
+        yield found
 
 
 

@@ -12,7 +12,7 @@ import pytest
 import pytest_asyncio
 
 from faregate.testing.harness import AdminClient, GatewayServer
-from faregate_adapter_openai.testing import FakeOpenAI
+from faregate_adapter_openai.testing import FakeOpenAI, upstream_channel
 from faregate_adapter_openai.testing.schema import validate_error
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -21,9 +21,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def upstream(module_admin: AdminClient) -> AsyncIterator[tuple[FakeOpenAI, str]]:
     """The fake upstream, a channel to it and a key."""
-    async with FakeOpenAI() as fake:
-        await module_admin.add_channel(base_url=fake.base_url, models="tts-1,tts-1-hd,gpt-4o-mini-tts")
-        yield fake, await module_admin.add_token(remain_quota=50 * 500_000)
+    async with upstream_channel(module_admin, "tts-1,tts-1-hd,gpt-4o-mini-tts", remain_quota=50 * 500_000) as found:
+        yield found
 
 
 

@@ -13,7 +13,7 @@ import pytest
 import pytest_asyncio
 
 from faregate.testing.harness import AdminClient, GatewayServer
-from faregate_adapter_openai.testing import FakeOpenAI
+from faregate_adapter_openai.testing import FakeOpenAI, upstream_channel
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -23,9 +23,8 @@ MODEL = "gpt-4o-mini"
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def upstream(module_admin: AdminClient) -> AsyncIterator[tuple[FakeOpenAI, str]]:
     """The fake upstream, a channel to it and a key."""
-    async with FakeOpenAI() as fake:
-        await module_admin.add_channel(base_url=fake.base_url, models=MODEL)
-        yield fake, await module_admin.add_token(remain_quota=5_000_000)
+    async with upstream_channel(module_admin, MODEL) as found:
+        yield found
 
 
 
