@@ -104,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  round {n + 1} done, loadavg {os.getloadavg()[0]:.2f}", flush=True)
         finally:
             servers.stop()
-    print("\nCPU per request, ms: median (min-max) over the rounds; ratio = median / minimal relay's median\n")
+    print("\nCPU per request, ms: median (min-max) over the rounds; ratio = median / minimal relay's median;"
+          " in brackets the median of each round's own ratio (the servers of a round ran within seconds"
+          " of each other, so a slow spell of the machine moves both)\n")
     print("| scenario | concurrency | minimal relay | before | after | before / relay | after / relay |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for stream in (False, True):
@@ -114,7 +116,10 @@ def main(argv: list[str] | None = None) -> int:
                 values = figures[(name, stream, c)]
                 medians[name] = statistics.median(values)
                 cells.append(f"{medians[name]:.3f} ({min(values):.3f}-{max(values):.3f})")
-            ratios = [f"{medians[n] / medians['minimal-relay']:.2f}x" for n in ("before", "after")]
+            relay = figures[("minimal-relay", stream, c)]
+            ratios = [f"{medians[n] / medians['minimal-relay']:.2f}x "
+                      f"[{statistics.median(v / r for v, r in zip(figures[(n, stream, c)], relay, strict=True)):.2f}x]"
+                      for n in ("before", "after")]
             print(f"| {'streaming' if stream else 'regular'} | {c} | {' | '.join(cells)} | {' | '.join(ratios)} |")
     return 0
 

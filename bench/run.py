@@ -322,8 +322,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=10, help="seconds per measured run (default 10)")
     parser.add_argument("--warmup", type=float, default=2, help="seconds of unmeasured load per server")
     parser.add_argument("--quick", action="store_true", help="3 s runs, 1 s warm-up: a smoke run")
-    parser.add_argument("--profile", metavar="DIR", help="afterwards, py-spy the gateway worker under "
-                        "concurrency-50 load (regular and streaming); collapsed stacks go to DIR")
+    parser.add_argument("--profile", metavar="DIR", help="afterwards, py-spy the gateway worker (and the "
+                        "minimal relay, if loaded) under load (regular and streaming); collapsed stacks go to DIR")
+    parser.add_argument("--profile-concurrency", type=int, default=50, metavar="N",
+                        help="wrk connections while profiling (default 50)")
     parser.add_argument("--json", metavar="FILE", help="also write the raw wrk figures as JSON")
     parser.add_argument("--servers", default=",".join(SERVERS[1:]) + ",upstream",
                         help="which servers to load, comma-separated (the upstream always runs); "
@@ -348,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     loaded = {s.name for s in scenarios}
     runs = len(scenarios) * (args.duration + PAUSE) + len(loaded) * (args.warmup + PAUSE)
     if args.profile:
-        runs += 2 * (args.duration + PAUSE)
+        runs += 4 * (args.duration + PAUSE)
     print(f"# Faregate benchmark: {os.cpu_count()} CPUs, loadavg {os.getloadavg()[0]:.2f} before start, "
           f"~{runs + 15:.0f} s", flush=True)
 
@@ -409,7 +411,10 @@ def main(argv: list[str] | None = None) -> int:
                      for s in scenarios], indent=2) + "\n")
 
             if args.profile:
-                profile(servers, urls["gateway"] + PATH, key, Path(args.profile), args.duration)
+                for name in ("gateway", "minimal-relay"):
+                    if name == "gateway" or name in loaded:
+                        profile(servers, name, urls[name] + PATH, keys[name], Path(args.profile), args.duration,
+                                args.profile_concurrency)
         except Exception:
             for name in servers.procs:
                 print(f"--- {name} log (tail) ---\n{servers.log(name)}", file=sys.stderr)
@@ -419,14 +424,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def profile(servers: Servers, url: str, key: str, out_dir: Path, duration: float) -> None:
-    pid = servers.worker_pid("gateway")
+def profile(servers: Servers, name: str, url: str, key: str, out_dir: Path, duration: float,
+            concurrency: int) -> None:
+    pid = servers.worker_pid(name)
     if pid is None:
-        raise RuntimeError("could not find the gateway's serving process")
+        raise RuntimeError(f"could not find the {name}'s serving process")
     out_dir.mkdir(parents=True, exist_ok=True)
     pyspy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     for stream in (False, True):
-        out = out_dir / f"gateway-{'stream' if stream else 'regular'}.txt"
+        out = out_dir / f"{name}-{'stream' if stream else 'regular'}-c{concurrency}.txt"
         # raw = collapsed stacks (speedscope.app and flamegraph.pl read them); --gil
         # keeps only samples holding the GIL, i.e. the event loop's CPU time, which is
         # what caps one worker (without it, aiosqlite's thread blocked in
@@ -437,14 +443,14 @@ def profile(servers: Servers, url: str, key: str, out_dir: Path, duration: float
                                 "--duration", str(max(1, round(duration))), "--output", str(out)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            result = run_wrk(url, stream=stream, concurrency=50, duration=duration + 1, key=key)
+            result = run_wrk(url, stream=stream, concurrency=concurrency, duration=duration + 1, key=key)
             spy.wait(30)
         finally:
             if spy.poll() is None:
                 spy.kill()
                 spy.wait()
         rps = result["requests"] / (result["duration_us"] / 1e6)
-        print(f"\n## profile, gateway {'stream' if stream else 'regular'} c=50 ({rps:,.0f} req/s "
+        print(f"\n## profile, {name} {'stream' if stream else 'regular'} c={concurrency} ({rps:,.0f} req/s "
               f"under py-spy) -> {out}")
         print(profile_top(out) if out.exists() else f"py-spy failed: {spy.stderr.read().decode()}")
         time.sleep(PAUSE)

@@ -10,13 +10,15 @@ from typing import Any
 
 import h11
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypercorn.asyncio.worker_context import WorkerContext
 from hypercorn.config import Config
 from hypercorn.events import Event, RawData
 from hypercorn.protocol.events import Body, EndBody, Response
 from hypercorn.typing import ConnectionState
 
-from faregate.edge.h11_writes import CoalescingH11Protocol, response_head, server_headers
+from faregate.edge.h11_writes import CoalescingH11Protocol, FramedConnection, response_head, server_headers
 
 
 class _Protocol:
@@ -177,3 +179,43 @@ def test_the_servers_own_lines_are_hypercorns_made_once_a_second(monkeypatch: py
     other = Config()
     other.include_server_header = False
     assert server_headers(other) == other.response_headers("h11")  # another server's config: its own lines
+
+
+_LINES = st.lists(st.sampled_from([
+    (b"Content-Type", b"text/event-stream"), (b"content-length", b"12"), (b"Content-Length", b"0"),
+    (b"transfer-encoding", b"chunked"), (b"Transfer-Encoding", b"Chunked"), (b"connection", b"keep-alive"),
+    (b"Connection", b"close"), (b"X-Request-Id", b"r1"), (b"cache-control", b"no-cache"), (b"x-a", b""),
+]), max_size=6, unique_by=lambda line: line[0].lower())
+
+
+def _answered(connection: h11.Connection, request: bytes, status: int, headers: list[tuple[bytes, bytes]]) -> Any:
+    connection.receive_data(request)
+    while connection.next_event() not in (h11.NEED_DATA, h11.PAUSED) and connection.their_state is not h11.DONE:
+        pass
+    sent: list[Any] = []
+    for event in (h11.Response(status_code=status, headers=headers), h11.Data(data=b"abc"), h11.EndOfMessage()):
+        try:
+            sent.append(connection.send(event))
+        except h11.LocalProtocolError as exc:
+            sent.append(f"refused: {exc}")
+            break
+    return sent, connection.our_state, connection._cstate.keep_alive
+
+
+@settings(max_examples=300, deadline=None)
+@given(method=st.sampled_from([b"GET", b"HEAD", b"POST", b"CONNECT"]), version=st.sampled_from([b"1.0", b"1.1"]),
+       close=st.booleans(), status=st.sampled_from([200, 204, 304, 404]), headers=_LINES)
+def test_the_framed_head_is_the_head_h11_sends(method: bytes, version: bytes, close: bool, status: int,
+                                               headers: list[tuple[bytes, bytes]]) -> None:
+    """FramedConnection sets an answer's framing lines without checking every line again:
+    for every request (HEAD, CONNECT, HTTP/1.0, Connection: close) and answer (no length, a
+    length, chunked, no body) the bytes sent and the state after are h11's own."""
+    request = (method + b" " + (b"gw:443" if method == b"CONNECT" else b"/v1") + b" HTTP/" + version + b"\r\nHost: gw\r\n"
+               + (b"Connection: close\r\n" if close else b"") + b"\r\n")
+    theirs = _answered(h11.Connection(h11.SERVER), request, status, headers)
+    ours = _answered(FramedConnection(h11.SERVER), request, status, headers)
+    assert ours == theirs
+
+
+def test_hypercorns_connection_is_the_framed_one() -> None:
+    assert type(_Protocol().protocol.connection) is FramedConnection

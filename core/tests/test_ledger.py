@@ -343,3 +343,45 @@ async def test_each_lease_sweep_runs_in_a_context_of_its_own(monkeypatch):
     with contextlib.suppress(asyncio.CancelledError):
         await loop
     assert seen[:2] == ["", ""]
+
+
+async def test_a_flush_crosses_to_sqlites_thread_six_times(db, monkeypatch):
+    """On SQLite every statement is a call on aiosqlite's thread and back to the event loop;
+    a flush's writes nothing reads (the log rows, the used-quota counters, the lease rows)
+    go in one call (SQLiteBackend.run_statements): six crossings a flush (tortoise's two to
+    begin, the heartbeat, the worker's row, the writes, the commit) where each statement
+    was one (twelve for a user and a key)."""
+    import aiosqlite
+
+    token = await m.Token.create(user_id=db.id, key_hash="t" * 64, key_enc="t", key_mask="m", remain_quota=INITIAL)
+    channel = await m.Channel.create(name="c")
+    crossings: list[str] = []
+    real = aiosqlite.Connection._execute
+
+    async def counted(self: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        crossings.append(getattr(fn, "__name__", repr(fn)))
+        return await real(self, fn, *args, **kwargs)
+
+    backend = SQLiteBackend(name="sqlite", schemes=("sqlite",))
+    # the other workers' asks are read at most every reclaim_poll: here once, before counting
+    ledger = QuotaLedger(min_chunk=1000, flush_interval=60, reclaim_poll=60, run_statements=backend.run_statements)
+    await ledger.start()
+    try:
+        assert (await ledger.reserve(db.id, token.id, 100)).refund()  # the leases taken
+        await ledger.flush()
+        for i in range(3):
+            res = await ledger.reserve(db.id, token.id, 100)
+            one = entry(db.id, 50, f"r{i}")
+            one.token_id = token.id
+            assert res.settle(50, one, channel.id)
+        monkeypatch.setattr(aiosqlite.Connection, "_execute", counted)
+        await ledger.flush()
+        monkeypatch.undo()
+        assert crossings == ["commit", "execute", "_execute_fetchall", "_execute_fetchall", "_run_all", "commit"]
+        assert await m.Log.filter(user_id=db.id).count() == 3
+        assert ((await m.Token.get(id=token.id)).used_quota, (await m.Channel.get(id=channel.id)).used_quota) \
+            == (150, 150)
+    finally:
+        await ledger.stop()
+    quota, held, spent = await balance_parts(db.id)
+    assert (quota, held, spent) == (INITIAL - 150, 0, 150)

@@ -135,7 +135,8 @@ class Gateway:
         self.snapshot = Snapshot(self.box, self.option_registry, GatewayOptions)
         self.feed: ChangeFeed  # made in start(), once storage is open
         self.ledger = QuotaLedger(flush_interval=self.settings.flush_interval,
-                                  lease_idle=self.settings.lease_idle_seconds)
+                                  lease_idle=self.settings.lease_idle_seconds,
+                                  run_statements=self.backend.run_statements)
         self.ledger.recorders = self.usage_recorders
         #: how users are told things (register_notifiers; the core's webhook last), and the
         #: quota warnings the ledger's flushes trigger (faregate.billing.quota_warnings)

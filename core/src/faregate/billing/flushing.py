@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 
 from faregate.billing.leases import Lease
 from faregate.billing.pending import Batch, CommitFailed, PendingWrites, Swept, write_batch
+from faregate.billing.statements import StatementRunner
 from faregate.db import models as m
+from faregate.db.backend import run_each
 
 log = logging.getLogger("faregate.billing")
 
@@ -60,11 +62,13 @@ class FlushWriter:
     """Writes a worker's flushes; keeps apart the one whose commit failed until it is known
     whether it landed."""
 
-    __slots__ = ("worker_id", "pending", "in_doubt")
+    __slots__ = ("worker_id", "pending", "in_doubt", "run_statements")
 
-    def __init__(self, worker_id: str, pending: PendingWrites) -> None:
+    def __init__(self, worker_id: str, pending: PendingWrites, run_statements: StatementRunner = run_each) -> None:
         self.worker_id = worker_id
         self.pending = pending
+        #: the storage engine's StorageBackend.run_statements
+        self.run_statements = run_statements
         #: a flush whose commit failed, with a request id of its log rows to look it up by
         self.in_doubt: tuple[str, Flush] | None = None
 
@@ -78,7 +82,8 @@ class FlushWriter:
         for lease, amount in flush.returning:
             lease.free -= amount
         try:
-            await write_batch(self.worker_id, flush.batch, flush.consumed, flush.returning, flush.asked)
+            await write_batch(self.worker_id, flush.batch, flush.consumed, flush.returning, flush.asked,
+                              self.run_statements)
         except Swept:
             self.pending.requeue(flush.batch)
             raise

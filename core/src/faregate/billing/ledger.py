@@ -43,9 +43,11 @@ from tortoise.exceptions import OperationalError
 from faregate.billing.flushing import Flush, FlushWriter, gather
 from faregate.billing.leases import InsufficientQuota, Lease, ask_back, asked_back, holders, lease_from_db, read_balance
 from faregate.billing.pending import LogEntry, PendingWrites, Swept
+from faregate.billing.statements import StatementRunner
 from faregate.billing.workers import new_worker_id
 from faregate.billing.workers import sweep_dead_workers as sweep_dead_workers  # its home before
 from faregate.db import models as m
+from faregate.db.backend import run_each
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -90,7 +92,8 @@ class Reservation:
 class QuotaLedger:
     def __init__(self, *, flush_interval: float = 0.05, lease_idle: float = 5.0,
                  min_chunk: int = 50_000, worker_id: str | None = None, reclaim_poll: float = 0.1,
-                 reclaim_timeout: float = 10.0, lease_timeout: float = 10.0) -> None:
+                 reclaim_timeout: float = 10.0, lease_timeout: float = 10.0,
+                 run_statements: StatementRunner = run_each) -> None:
         self.worker_id = worker_id or new_worker_id()
         self.flush_interval = flush_interval
         self.lease_idle = lease_idle
@@ -108,7 +111,8 @@ class QuotaLedger:
         self._flush_lock = asyncio.Lock()
         self._orphans: list[Lease] = []
         #: writes each flush once (a batch whose commit failed is held aside there)
-        self._writer = FlushWriter(self.worker_id, self._pending)
+        #: the flush's writes go through the storage engine's StorageBackend.run_statements
+        self._writer = FlushWriter(self.worker_id, self._pending, run_statements)
         self._asks_read = 0.0  # when (monotonic) this worker last read other workers' asks
         self.recorders: list[UsageRecorder] = []
         #: told, after each flush that wrote charges, which users were charged (quota warnings)

@@ -67,14 +67,21 @@ def new_log(**columns: Any) -> m.Log:
     return row
 
 
-async def insert_logs(entries: list[LogEntry], conn: BaseDBAsyncClient) -> None:
-    """Insert ``entries`` on ``conn`` (the ledger's transaction): tortoise's own INSERT of the
-    logs table (``bulk_create``'s, for the connection's dialect) run with ``executemany``, the
-    values straight from the entries. ``bulk_create`` made a model object per row and passed
-    every field through its conversion and validators (~40 % of the billing batch's time;
-    docs/benchmarks.md): :func:`log_columns` gives each column its Python type and fits it to
-    its column, which is what those did. tests/test_log_rows compares the rows with tortoise's."""
+def log_insert(entries: list[LogEntry], conn: BaseDBAsyncClient) -> tuple[str, list[list[Any]]]:
+    """The INSERT of ``entries`` on ``conn`` (the ledger's transaction) and its rows of values:
+    tortoise's own INSERT of the logs table (``bulk_create``'s, for the connection's dialect),
+    to run with ``executemany``, the values straight from the entries. ``bulk_create`` made a
+    model object per row and passed every field through its conversion and validators (~40 %
+    of the billing batch's time; docs/benchmarks.md): :func:`log_columns` gives each column its
+    Python type and fits it to its column, which is what those did. tests/test_log_rows
+    compares the rows with tortoise's."""
     executor = conn.executor_class(model=m.Log, db=conn)  # its INSERT is cached per connection and table
     columns = executor.regular_columns
     rows = [log_columns(e) for e in entries]
-    await conn.execute_many(executor.insert_query, [[row[c] for c in columns] for row in rows])
+    return executor.insert_query, [[row[c] for c in columns] for row in rows]
+
+
+async def insert_logs(entries: list[LogEntry], conn: BaseDBAsyncClient) -> None:
+    """Insert ``entries`` on ``conn`` (:func:`log_insert`'s statement, run at once)."""
+    sql, rows = log_insert(entries, conn)
+    await conn.execute_many(sql, rows)

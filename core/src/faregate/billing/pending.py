@@ -15,9 +15,10 @@ from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
 from faregate.billing.leases import Lease, return_to_balance, take_from_balance
-from faregate.billing.log_rows import insert_logs
-from faregate.billing.statements import Statement
+from faregate.billing.log_rows import log_insert
+from faregate.billing.statements import Statement, StatementBatch, StatementRunner
 from faregate.db import models as m
+from faregate.db.backend import run_each
 
 
 @dataclass(slots=True)
@@ -116,11 +117,14 @@ class PendingWrites:
 
 
 async def write_batch(worker_id: str, batch: Batch, consumed: list[tuple[Lease, int]],
-                      returning: list[tuple[Lease, int]], answered: set[tuple[str, int]] | None = None) -> None:
+                      returning: list[tuple[Lease, int]], answered: set[tuple[str, int]] | None = None,
+                      run_statements: StatementRunner = run_each) -> None:
     """One transaction: the log rows, the used-quota counters, what each lease spent and
     what goes back to the balances; the asks of ``answered`` leases are cleared (what they
-    give back is in ``returning``). Raises :class:`Swept` when the worker was swept, and
-    :class:`CommitFailed` when the commit failed (what failed before it was rolled back)."""
+    give back is in ``returning``). The writes nothing reads go to the storage engine
+    together (``run_statements``, its ``StorageBackend.run_statements``). Raises
+    :class:`Swept` when the worker was swept, and :class:`CommitFailed` when the commit failed
+    (what failed before it was rolled back)."""
     answered = answered or set()
     written = False  # every statement ran: a failure now is the commit's, which may have landed
     try:
@@ -131,20 +135,23 @@ async def write_batch(worker_id: str, batch: Batch, consumed: list[tuple[Lease, 
             # exists(), not the UPDATE's row count: MySQL counts only rows whose value changed
             if not await _WORKER_EXISTS.exists(conn, worker_id):
                 raise Swept
-            # an orphan's spending was never subtracted (its lease money went back): charge it now
+            # an orphan's spending was never subtracted (its lease money went back): charge it
+            # now (rare, run at once: every write here adds to or takes from its own row, so
+            # their order within the transaction does not matter)
             for lease, amount in consumed:
                 if lease.orphaned and amount:
                     await take_from_balance(lease.kind, lease.ref_id, amount, conn)
             consumed = [(lease, amount) for lease, amount in consumed if not lease.orphaned]
+            writes = StatementBatch(conn, run_statements)
             if batch.logs:
-                await insert_logs(batch.logs, conn)
+                writes.add_sql(*log_insert(batch.logs, conn))
             if batch.users:
-                await _USER_USED.run_many(conn, [(quota, count, uid) for uid, (quota, count) in batch.users.items()])
+                await writes.add_many(_USER_USED, [(quota, count, uid) for uid, (quota, count) in batch.users.items()])
             stamp = int(time.time())
             if batch.tokens:
-                await _TOKEN_USED.run_many(conn, [(quota, stamp, tid) for tid, quota in batch.tokens.items()])
+                await writes.add_many(_TOKEN_USED, [(quota, stamp, tid) for tid, quota in batch.tokens.items()])
             if batch.channels:
-                await _CHANNEL_USED.run_many(conn, [(quota, cid) for cid, quota in batch.channels.items()])
+                await writes.add_many(_CHANNEL_USED, [(quota, cid) for cid, quota in batch.channels.items()])
             # the lease row shrinks by what was spent; returned leases go back to the balance
             spent: dict[tuple[str, int], int] = {}
             for lease, amount in consumed:
@@ -153,10 +160,11 @@ async def write_batch(worker_id: str, batch: Batch, consumed: list[tuple[Lease, 
             for key in set(spent) | set(back) | answered:
                 kind, ref = key
                 delta = spent.get(key, 0) + back.get(key, 0)
-                await (_LEASE_ANSWERED if key in answered else _LEASE_SPENT).run(conn, delta, worker_id, kind, ref)
+                await writes.add(_LEASE_ANSWERED if key in answered else _LEASE_SPENT, delta, worker_id, kind, ref)
                 if key in back and back[key]:
                     await return_to_balance(kind, ref, back[key], conn)
-            await _EMPTY_LEASES.run(conn, worker_id)
+            await writes.add(_EMPTY_LEASES, worker_id)  # after the lease rows' updates above
+            await writes.run()
             written = True
     except Exception as exc:
         if written:

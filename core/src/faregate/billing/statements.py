@@ -6,15 +6,22 @@ is the tortoise query itself, built once per connection with stand-in values to 
 and where each value goes among its parameters: the dialect's quoting and placeholders are
 tortoise's own. A value tortoise would write into the SQL text rather than pass as a parameter
 is found out when the statement is made, and the statement then runs through tortoise each time.
+A :class:`StatementBatch` collects the statements of a transaction whose results nothing reads
+and hands them to the storage engine together (``StorageBackend.run_statements``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tortoise.backends.base.client import BaseDBAsyncClient
+
+    from faregate.db.backend import Statements
+
+#: ``StorageBackend.run_statements``: runs a transaction's statements, in order, on its connection
+StatementRunner = Callable[[Any, "Statements"], Awaitable[None]]
 
 #: the stand-in values a statement is built with (far from any quota, id, timestamp or name)
 STAND_IN = 7_340_033_000_000
@@ -76,3 +83,37 @@ class Statement:
             return
         sql, slots, constants = made
         await conn.execute_many(sql, [self._params(slots, constants, values) for values in rows])
+
+
+class StatementBatch:
+    """Statements of one transaction on ``conn`` whose results nothing reads, kept in order
+    and sent by :meth:`run` through ``runner`` (the storage engine's ``run_statements``),
+    together. A statement that runs through tortoise each time (see :class:`Statement`)
+    sends what was collected before it, then runs on its own, so the order holds."""
+
+    __slots__ = ("conn", "runner", "_items")
+
+    def __init__(self, conn: BaseDBAsyncClient, runner: StatementRunner) -> None:
+        self.conn, self.runner = conn, runner
+        self._items: list[tuple[str, Sequence[Sequence[Any]]]] = []
+
+    async def add(self, statement: Statement, *values: Any) -> None:
+        await self.add_many(statement, [values])
+
+    async def add_many(self, statement: Statement, rows: Sequence[Sequence[Any]]) -> None:
+        made = statement._sql(self.conn)
+        if made is None:
+            await self.run()
+            for values in rows:
+                await statement._build(self.conn, *values)
+            return
+        sql, slots, constants = made
+        self._items.append((sql, [Statement._params(slots, constants, values) for values in rows]))
+
+    def add_sql(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._items.append((sql, rows))
+
+    async def run(self) -> None:
+        items, self._items = self._items, []
+        if items:
+            await self.runner(self.conn, items)

@@ -4,9 +4,23 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
+
+#: statements to run in order, each once per row of its parameters: ``(sql, rows)``
+Statements = Sequence[tuple[str, Sequence[Sequence[Any]]]]
+
+
+async def run_each(conn: Any, statements: Statements) -> None:
+    """Run ``statements`` on ``conn`` (a tortoise client, in its transaction) one call each:
+    ``execute_query`` for one row of parameters, ``execute_many`` for more."""
+    for sql, rows in statements:
+        if len(rows) == 1:
+            await conn.execute_query(sql, list(rows[0]))
+        elif rows:
+            await conn.execute_many(sql, [list(row) for row in rows])
 
 
 @dataclass(slots=True)
@@ -26,6 +40,14 @@ class StorageBackend:
         migrate one after the other (the second finds nothing left to apply) instead of
         both creating the same tables. Default: no lock."""
         return contextlib.nullcontext()
+
+    async def run_statements(self, conn: Any, statements: Statements) -> None:
+        """Run ``statements`` in order on ``conn``, a tortoise client inside a transaction,
+        when nothing reads their results (the billing flush's writes). An engine may send
+        them together; an error is tortoise's (``OperationalError``, ``IntegrityError``), as
+        from one statement run through tortoise, and leaves the transaction to be rolled back.
+        Default: one call each (:func:`run_each`). The storage conformance suite checks it."""
+        await run_each(conn, statements)
 
 
 @dataclass(slots=True, frozen=True)

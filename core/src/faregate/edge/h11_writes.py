@@ -13,8 +13,10 @@ written before), not through a task.
 Hypercorn's own lines (the date, the server) are made once a second. The head's header lines
 are checked in one pass over them all (:func:`response_head`) instead of two regular
 expressions per line; a line that fails it goes through h11's own checks, which refuse it as
-before. Everything else Hypercorn does is unchanged. :func:`install` swaps the HTTP/1.1 protocol
-class Hypercorn's connection wrapper instantiates; the app factory calls it, once per process."""
+before; h11's last touch of the head (the framing lines it adds, :class:`FramedConnection`)
+does not check them all again. Everything else Hypercorn does is unchanged. :func:`install`
+swaps the HTTP/1.1 protocol class Hypercorn's connection wrapper instantiates; the app factory
+calls it, once per process."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import asyncio
 import re
 import time
 from itertools import chain
+from typing import Any
 
 import h11
 import hypercorn.protocol
@@ -68,9 +71,41 @@ def server_headers(config: Config) -> list[tuple[bytes, bytes]]:
     return lines
 
 
+_FRAMING = (b"content-length", b"transfer-encoding")
+
+
+class FramedConnection(h11.Connection):
+    """h11's connection, which sets an answer's framing lines (a body of unknown length is
+    chunked) as h11 does, without checking every header line twice more: h11 rebuilds the
+    head through two ``set_comma_header`` calls and a new ``Response``, each running its two
+    regular expressions over every line, though the lines were checked when the head was
+    made. Only the common case is taken here (an HTTP/1.1 client, the connection kept alive,
+    not CONNECT); any other goes through h11's own code. The head is the one h11 makes
+    (core/tests/test_h11_writes.py compares them)."""
+
+    def _clean_up_response_headers_for_sending(self, response: h11.Response) -> h11.Response:
+        if (not self._cstate.keep_alive or self.their_http_version != b"1.1" or self._request_method == b"CONNECT"
+                or type(response) is not h11.Response):
+            return super()._clean_up_response_headers_for_sending(response)
+        items = response.headers._full_items
+        names = {name for _, name, _ in items}
+        # h11's _body_framing, a HEAD answered as a GET: no fixed length means chunked
+        if response.status_code in (204, 304) or (b"content-length" in names and b"transfer-encoding" not in names):
+            return response  # h11 would make the same head again
+        lines = [(raw, value) for raw, name, value in items if name not in _FRAMING]
+        lines.append((b"Transfer-Encoding", b"chunked"))
+        return h11.Response(headers=lines, status_code=response.status_code, http_version=response.http_version,
+                            reason=response.reason, _parsed=True)
+
+
 class CoalescingH11Protocol(H11Protocol):
     #: the answer's bytes not written yet: its head, and the body's bytes that came in the same turn
     _held: bytes | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if type(self.connection) is h11.Connection:  # Hypercorn's, made just now: nothing sent or read yet
+            self.connection.__class__ = FramedConnection
 
     async def stream_send(self, event: StreamEvent) -> None:
         if self._held is not None and not isinstance(event, Body | EndBody):

@@ -44,8 +44,10 @@ from tortoise.exceptions import IntegrityError
 from tortoise.expressions import F
 from tortoise.fields.base import Field
 from tortoise.models import Model
+from tortoise.transactions import in_transaction
 
 from faregate.billing.ledger import InsufficientQuota, LogEntry, QuotaLedger, sweep_dead_workers
+from faregate.billing.statements import Statement, StatementBatch
 from faregate.contracts import StorageBackend
 from faregate.db import models as m
 from faregate.db.storage import (
@@ -194,6 +196,10 @@ class StorageConformance:
     @pytest.fixture
     def storage_config(self, db_url: str, storage_backends: list[StorageBackend]) -> dict[str, Any]:
         return tortoise_config(db_url, storage_backends)[1]
+
+    @pytest.fixture
+    def backend(self, db_url: str, storage_backends: list[StorageBackend]) -> StorageBackend:
+        return pick_backend(db_url, storage_backends)
 
     @pytest_asyncio.fixture
     async def storage(self, storage_config: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
@@ -529,13 +535,51 @@ class StorageConformance:
         assert "no answer from the workers" not in caplog.text, "refused by the timeout, not the answers"
 
     # ---- billing ---------------------------------------------------------------------
-    async def test_ledger_settle_flush_is_consistent(self, storage: dict[str, Any]) -> None:
+    async def test_run_statements_in_order_inside_the_transaction(self, storage: dict[str, Any],
+                                                                  backend: StorageBackend) -> None:
+        """``StorageBackend.run_statements`` (the billing flush's writes): each statement once
+        per row of values, in order, inside the caller's transaction (a rollback undoes them);
+        an error is tortoise's, and the transaction's other writes are undone with it."""
+        first = await m.User.create(username="statements-1", quota=10)
+        second = await m.User.create(username="statements-2", quota=20)
+        add = Statement(lambda conn, q, uid: m.User.filter(id=uid).using_db(conn).update(quota=F("quota") + q), "ii")
+        double = Statement(lambda conn, uid: m.User.filter(id=uid).using_db(conn).update(quota=F("quota") * 2), "i")
+        rename = Statement(lambda conn, name, uid: m.User.filter(id=uid).using_db(conn).update(username=name), "si")
+
+        async with in_transaction() as conn:
+            writes = StatementBatch(conn, backend.run_statements)
+            await writes.add_many(add, [(1, first.id), (2, second.id), (3, first.id)])
+            await writes.add(double, first.id)  # after the adds: (10 + 1 + 3) * 2
+            await writes.add(add, 5, first.id)
+            await writes.run()
+        assert [(u.quota) for u in await m.User.filter(id__in=[first.id, second.id]).order_by("id")] == [33, 22]
+
+        with contextlib.suppress(RuntimeError):
+            async with in_transaction() as conn:
+                writes = StatementBatch(conn, backend.run_statements)
+                await writes.add(add, 100, second.id)
+                await writes.run()
+                raise RuntimeError("rolled back")
+        assert (await m.User.get(id=second.id)).quota == 22
+
+        with pytest.raises(IntegrityError):
+            async with in_transaction() as conn:
+                await m.User.filter(id=second.id).using_db(conn).update(quota=1)
+                writes = StatementBatch(conn, backend.run_statements)
+                await writes.add(add, 100, first.id)
+                await writes.add(rename, "statements-2", first.id)  # the other user's name: unique
+                await writes.run()
+        assert [(u.username, u.quota) for u in await m.User.filter(id__in=[first.id, second.id]).order_by("id")] \
+            == [("statements-1", 33), ("statements-2", 22)]
+
+    async def test_ledger_settle_flush_is_consistent(self, storage: dict[str, Any], backend: StorageBackend) -> None:
         initial, token_initial = 5 * 2**31, 2**32 + 5
         user = await m.User.create(username="payer", quota=initial)
         token = await m.Token.create(user_id=user.id, key_hash="e" * 64, key_enc="e", key_mask="m",
                                      remain_quota=token_initial)
         channel = await m.Channel.create(name="c")
-        ledger = QuotaLedger(flush_interval=0.01, lease_idle=60, min_chunk=1000, worker_id="w-settle")
+        ledger = QuotaLedger(flush_interval=0.01, lease_idle=60, min_chunk=1000, worker_id="w-settle",
+                             run_statements=backend.run_statements)
         await ledger.start()
         try:
             reservations = [await ledger.reserve(user.id, token.id, 500) for _ in range(5)]
@@ -570,10 +614,11 @@ class StorageConformance:
         assert await m.QuotaLease.all().count() == 0
         assert await m.Worker.filter(id="w-settle").count() == 0
 
-    async def test_ledger_refunds_return_everything(self, storage: dict[str, Any]) -> None:
+    async def test_ledger_refunds_return_everything(self, storage: dict[str, Any], backend: StorageBackend) -> None:
         initial = 2**31 + 11
         user = await m.User.create(username="refunded", quota=initial)
-        ledger = QuotaLedger(flush_interval=0.01, lease_idle=60, min_chunk=1000, worker_id="w-refund")
+        ledger = QuotaLedger(flush_interval=0.01, lease_idle=60, min_chunk=1000, worker_id="w-refund",
+                             run_statements=backend.run_statements)
         await ledger.start()
         try:
             reservations = [await ledger.reserve(user.id, None, 250) for _ in range(6)]
