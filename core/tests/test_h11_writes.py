@@ -10,13 +10,13 @@ from typing import Any
 
 import h11
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from hypercorn.asyncio.worker_context import WorkerContext
 from hypercorn.config import Config
 from hypercorn.events import Event, RawData
 from hypercorn.protocol.events import Body, EndBody, Response
 from hypercorn.typing import ConnectionState
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from faregate.edge.h11_writes import CoalescingH11Protocol, FramedConnection, response_head, server_headers
 
@@ -210,7 +210,8 @@ def test_the_framed_head_is_the_head_h11_sends(method: bytes, version: bytes, cl
     """FramedConnection sets an answer's framing lines without checking every line again:
     for every request (HEAD, CONNECT, HTTP/1.0, Connection: close) and answer (no length, a
     length, chunked, no body) the bytes sent and the state after are h11's own."""
-    request = (method + b" " + (b"gw:443" if method == b"CONNECT" else b"/v1") + b" HTTP/" + version + b"\r\nHost: gw\r\n"
+    target = b"gw:443" if method == b"CONNECT" else b"/v1"
+    request = (method + b" " + target + b" HTTP/" + version + b"\r\nHost: gw\r\n"
                + (b"Connection: close\r\n" if close else b"") + b"\r\n")
     theirs = _answered(h11.Connection(h11.SERVER), request, status, headers)
     ours = _answered(FramedConnection(h11.SERVER), request, status, headers)

@@ -345,12 +345,12 @@ async def test_each_lease_sweep_runs_in_a_context_of_its_own(monkeypatch):
     assert seen[:2] == ["", ""]
 
 
-async def test_a_flush_crosses_to_sqlites_thread_six_times(db, monkeypatch):
+async def test_a_flush_crosses_to_sqlites_thread_five_times(db, monkeypatch):
     """On SQLite every statement is a call on aiosqlite's thread and back to the event loop;
     a flush's writes nothing reads (the log rows, the used-quota counters, the lease rows)
-    go in one call (SQLiteBackend.run_statements): six crossings a flush (tortoise's two to
-    begin, the heartbeat, the worker's row, the writes, the commit) where each statement
-    was one (twelve for a user and a key)."""
+    go in one call (SQLiteBackend.run_statements): five crossings a flush (the BEGIN, the
+    heartbeat, the worker's row, the writes, the commit) where each statement was one, and
+    tortoise sent an empty COMMIT before each BEGIN (twelve for a user and a key)."""
     import aiosqlite
 
     token = await m.Token.create(user_id=db.id, key_hash="t" * 64, key_enc="t", key_mask="m", remain_quota=INITIAL)
@@ -377,7 +377,7 @@ async def test_a_flush_crosses_to_sqlites_thread_six_times(db, monkeypatch):
         monkeypatch.setattr(aiosqlite.Connection, "_execute", counted)
         await ledger.flush()
         monkeypatch.undo()
-        assert crossings == ["commit", "execute", "_execute_fetchall", "_execute_fetchall", "_run_all", "commit"]
+        assert crossings == ["execute", "_execute_fetchall", "_execute_fetchall", "_run_all", "commit"]
         assert await m.Log.filter(user_id=db.id).count() == 3
         assert ((await m.Token.get(id=token.id)).used_quota, (await m.Channel.get(id=channel.id)).used_quota) \
             == (150, 150)

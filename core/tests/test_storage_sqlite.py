@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 
 from faregate.testing.conformance import StorageConformance
@@ -33,3 +34,43 @@ async def test_models_match_migrations() -> None:
         "faregate/db/models.py changed without a migration: run "
         "`python -m tortoise -c faregate.db.dev_config.TORTOISE_ORM makemigrations --name <what>`; "
         f"pending: {[op for w in writers for op in w.operations]}")
+
+
+async def test_a_transaction_that_read_first_still_writes_after_another_process_wrote(tmp_path: Path) -> None:
+    """A transaction that reads and then writes (a management change: the name is free, then
+    the update) while another process (a second worker) commits a write: with a plain BEGIN,
+    SQLite refused the first write at once ("database is locked", whatever the busy timeout)
+    and the admin got a 500. Transactions begin IMMEDIATE (faregate.db.sqlite_client): the
+    write lock is the transaction's from its start and the other writer waits for it."""
+    import asyncio
+    import sqlite3
+
+    from tortoise.expressions import F
+    from tortoise.transactions import in_transaction
+
+    from faregate.db import models as m
+    from faregate.db import sqlite_client, storage
+    from faregate.default_plugins.storage_sqlite import SQLiteBackend
+
+    assert sqlite_client.ENGINE == sqlite_client.__name__  # tortoise imports the engine by that name
+    path = str(tmp_path / "immediate.db")
+    _, config = storage.tortoise_config("sqlite://" + path, [SQLiteBackend(name="sqlite", schemes=("sqlite",))])
+    await storage.migrate(config)
+    await storage.open_storage(config)
+    other = sqlite3.connect(path, timeout=0.3, isolation_level=None, check_same_thread=False)
+    try:
+        user = await m.User.create(username="reader", quota=10)
+
+        def other_writes() -> None:
+            other.execute("UPDATE users SET quota = quota + 1 WHERE id = ?", (user.id,))
+
+        async with in_transaction() as conn:
+            assert await m.User.filter(username="reader").using_db(conn).exists()  # a read first
+            with pytest.raises(sqlite3.OperationalError, match="locked"):  # it waits for this transaction
+                await asyncio.to_thread(other_writes)
+            await m.User.filter(id=user.id).using_db(conn).update(quota=F("quota") + 5)
+        await asyncio.to_thread(other_writes)  # once it is over, the other process writes
+        assert (await m.User.get(id=user.id)).quota == 16
+    finally:
+        other.close()
+        await storage.close_storage()

@@ -9,6 +9,9 @@ from urllib.parse import quote
 
 _GO_MYSQL = re.compile(r"^(?:(?P<user>[^:@/]*)(?::(?P<password>.*))?@)?tcp\((?P<address>[^)]*)\)/(?P<db>[^?]*)"
                        r"(?:\?.*)?$")
+#: the tortoise engine of SQLite connections (faregate.db.sqlite_client: its transactions begin
+#: with BEGIN IMMEDIATE), named here so that a caller needs not import tortoise to name it
+SQLITE_ENGINE = "faregate.db.sqlite_client"
 #: any scheme: storage plugins choose theirs (the storage layer refuses one no plugin serves)
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 

@@ -17,6 +17,7 @@ from typing import Any
 from tortoise import Tortoise
 
 from faregate.db.backend import DbModels, StorageBackend
+from faregate.db.dsn import SQLITE_ENGINE
 from faregate.errors import GatewayError
 from faregate.security.files import private_dir, private_file
 
@@ -78,7 +79,7 @@ async def probe(config: dict[str, Any]) -> None:
     from tortoise import connections
 
     connection = config["connections"]["default"]
-    if isinstance(connection, dict) and connection.get("engine") == "tortoise.backends.sqlite":
+    if isinstance(connection, dict) and connection.get("engine") in (SQLITE_ENGINE, "tortoise.backends.sqlite"):
         # opened directly first: aiosqlite leaves the thread of a connection that failed to
         # open running, and it dies noisily once the event loop is gone
         path = connection["credentials"]["file_path"]

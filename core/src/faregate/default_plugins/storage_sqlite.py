@@ -10,11 +10,9 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from tortoise.exceptions import IntegrityError, OperationalError
-
 from faregate import hookimpl
 from faregate.db.backend import Statements, StorageBackend, run_each
-from faregate.db.dsn import sqlite_file
+from faregate.db.dsn import SQLITE_ENGINE, sqlite_file
 
 
 def _path(url: str) -> str:
@@ -40,7 +38,7 @@ class SQLiteBackend(StorageBackend):
     def tortoise_connection(self, url: str) -> dict[str, Any]:
         path = _path(url)
         return {
-            "engine": "tortoise.backends.sqlite",
+            "engine": SQLITE_ENGINE,  # tortoise's SQLite client, transactions begun IMMEDIATE
             "credentials": {"file_path": path, "journal_mode": "WAL", "busy_timeout": 30000,
                             "synchronous": "NORMAL"},
         }
@@ -53,6 +51,9 @@ class SQLiteBackend(StorageBackend):
         if execute is None:  # another tortoise or aiosqlite than the one this was written for
             await run_each(conn, statements)
             return
+        # not at import: `faregate config` and `doctor` load this plugin and need no ORM
+        from tortoise.exceptions import IntegrityError, OperationalError
+
         async with conn.acquire_connection() as connection:  # the client's lock, as its own calls take it
             try:
                 await execute(_run_all, connection._conn, statements)

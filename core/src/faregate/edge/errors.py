@@ -1,6 +1,7 @@
 """App-wide error answers for what no endpoint handled: unknown paths and methods,
-oversized bodies outside the exchange, unexpected exceptions. JSON always, never an
-HTML page; valid in a WebSocket context too (a refused upgrade is an HTTP answer).
+oversized bodies outside the exchange, unexpected exceptions (a 503 when the database is out
+of reach or busy, :func:`faregate.db.outages.is_unavailable`). JSON always, never an HTML page;
+valid in a WebSocket context too (a refused upgrade is an HTTP answer).
 
 An unknown path is answered in the error shape its client reads: the management API's
 envelope under ``/api``; the shape of the format that claims the path (by its prefix,
@@ -18,13 +19,17 @@ from werkzeug.exceptions import HTTPException
 from faregate import jsonutil
 from faregate.contracts import InboundFormat, Route
 from faregate.contracts.inbound import InboundRequest
+from faregate.db.outages import is_unavailable
 from faregate.edge.routes import DEFAULT_FORMAT, is_management
 from faregate.errors import GatewayError
 from faregate.exchange.exchange import new_request_id
+from faregate.observe.causes import describe_failure
 from faregate.observe.logs import request_id_var
 
 log = logging.getLogger("faregate")
 
+#: what a request the database could not serve (down, restarting, busy) is told
+DB_UNAVAILABLE = "the database is unavailable or busy; try again"
 #: the path prefix several formats' clients share (OpenAI's, Anthropic's, Gemini's ``/v1``)
 SHARED_PREFIX = "/v1/"
 
@@ -60,6 +65,12 @@ def install(app: Quart, formats: Mapping[str, InboundFormat] | None = None) -> N
         if isinstance(err, HTTPException):
             return json_error(err.code or 500, err.description or err.name, "invalid_request_error")
         method, path = _current()
+        if is_unavailable(err):  # down, restarting, or a lock not had in time: worth another try
+            log.warning("the database could not serve %s %s, answered 503: %s", method, path, describe_failure(err))
+            answer = (_answer(path, 503, DB_UNAVAILABLE) if is_management(path)
+                      else json_error(503, DB_UNAVAILABLE, "new_api_error", "db_unavailable"))
+            answer.headers["Retry-After"] = "1"
+            return answer
         log.exception("unhandled error on %s %s", method, path)
         if is_management(path):
             return _answer(path, 500, "internal error")

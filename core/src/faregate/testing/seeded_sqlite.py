@@ -24,8 +24,9 @@ from typing import Any
 
 from faregate import jsonutil
 from faregate.db import storage
+from faregate.db.dsn import SQLITE_ENGINE
 
-SQLITE_ENGINE = "tortoise.backends.sqlite"
+SQLITE_ENGINES = (SQLITE_ENGINE, "tortoise.backends.sqlite")
 
 #: the template file of each set of apps (the core's and the plugins' tables)
 _templates: dict[str, str] = {}
@@ -35,7 +36,7 @@ async def seed(config: dict[str, Any]) -> None:
     """Copy the migrated template into the SQLite file ``config`` names when that file is new
     (absent or empty); make the template first if this process has none for its apps."""
     connection = config["connections"]["default"]
-    if not isinstance(connection, dict) or connection.get("engine") != SQLITE_ENGINE:
+    if not isinstance(connection, dict) or connection.get("engine") not in SQLITE_ENGINES:
         return
     path = connection["credentials"]["file_path"]
     if path == ":memory:" or _holds_data(path):
