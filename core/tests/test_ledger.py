@@ -385,3 +385,51 @@ async def test_a_flush_crosses_to_sqlites_thread_five_times(db, monkeypatch):
         await ledger.stop()
     quota, held, spent = await balance_parts(db.id)
     assert (quota, held, spent) == (INITIAL - 150, 0, 150)
+
+
+async def test_a_balance_read_while_a_flush_lands_counts_the_spent_quota_once(db, monkeypatch):
+    """Services.balance (a key's quota for /dashboard/billing/subscription, a user's for the
+    console) adds what the leases hold to the row's balance. Read as two statements, a flush
+    landing between them (spent quota moved out of the lease row into ``used_quota``) was
+    counted twice: remaining + used came out above what the key was given."""
+    from tortoise import connections
+
+    from faregate.services import Services
+
+    token = await m.Token.create(user_id=db.id, key_hash="b" * 64, key_enc="b", key_mask="m", remain_quota=INITIAL)
+    ledger = QuotaLedger(min_chunk=1000, flush_interval=60)
+    await ledger.start()
+    services = Services(SimpleNamespace(ledger=ledger))  # type: ignore[arg-type]
+    try:
+        res = await ledger.reserve(db.id, token.id, 100)
+        spent = entry(db.id, 40, "read-1")
+        spent.token_id = token.id
+        assert res.settle(40, spent)  # settled, not yet flushed: still in the lease rows
+        client = type(connections.get("default"))
+        flushes = [ledger.flush]  # one flush, right after the read's first statement
+
+        def flushing_after(name: str) -> Any:
+            real = getattr(client, name)
+
+            async def run(self: Any, query: str, values: Any = None) -> Any:
+                result = await real(self, query, values)
+                if flushes and query.lstrip().upper().startswith("SELECT"):
+                    await flushes.pop()()
+                return result
+            return run
+
+        for name in ("execute_query", "execute_query_dict"):
+            monkeypatch.setattr(client, name, flushing_after(name))
+        for kind, ref in (("token", token.id), ("user", db.id)):
+            flushes[:] = [ledger.flush]
+            balance = await services.balance(kind, ref)
+            assert not flushes, "the flush ran during the read"
+            # before the flush or after it, never half of each: the spent quota counted once
+            assert balance is not None and balance.remaining + balance.used == INITIAL, (kind, balance)
+            settled = await ledger.reserve(db.id, token.id, 100)  # more spent for the next kind's read
+            more = entry(db.id, 0, f"read-{kind}")
+            more.token_id = token.id
+            assert settled.settle(0, more)
+        monkeypatch.undo()
+    finally:
+        await ledger.stop()

@@ -94,20 +94,21 @@ class Services:
 
     async def balance(self, kind: str, ref_id: int) -> Balance | None:
         """A user's (``kind`` ``user``) or an API key's (``token``) quota as the database
-        and every worker's leases have it now (a database read: not for the hot path)."""
-        from faregate.db import models as m
+        and every worker's leases have it now, read in one statement (a database read: not
+        for the hot path)."""
+        from faregate.billing.leases import row_with_held
 
-        held = await self._gw.ledger.held_for(kind, ref_id)
         if kind == "user":
-            user = await m.User.get_or_none(id=ref_id)
-            return None if user is None else Balance(remaining=user.quota + held, used=user.used_quota)
+            user = await row_with_held("user", ref_id, "quota", "used_quota")
+            return None if user is None else Balance(remaining=user["quota"] + user["held"], used=user["used_quota"])
         if kind == "token":
-            token = await m.Token.get_or_none(id=ref_id)
+            token = await row_with_held("token", ref_id, "remain_quota", "used_quota", "unlimited_quota",
+                                        "expired_time")
             if token is None:
                 return None
-            return Balance(remaining=token.remain_quota + (0 if token.unlimited_quota else held),
-                           used=token.used_quota, unlimited=token.unlimited_quota,
-                           expires=max(0, token.expired_time))
+            unlimited = bool(token["unlimited_quota"])
+            return Balance(remaining=token["remain_quota"] + (0 if unlimited else token["held"]),
+                           used=token["used_quota"], unlimited=unlimited, expires=max(0, token["expired_time"]))
         raise ValueError(f"kind must be user or token, not {kind!r}")
 
     # ---- doing ----------------------------------------------------------------------

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from tortoise.exceptions import OperationalError
-from tortoise.expressions import F, Subquery
+from tortoise.expressions import F, RawSQL, Subquery
 from tortoise.functions import Count, Sum
 from tortoise.transactions import in_transaction
 
@@ -85,6 +85,24 @@ async def return_to_balance(kind: str, ref_id: int, amount: int, conn: BaseDBAsy
     """Give ``amount`` back to the balance (a returned or swept lease)."""
     model, column = _balance(kind)
     await model.filter(id=ref_id).using_db(conn).update(**{column: F(column) + amount})
+
+
+async def row_with_held(kind: str, ref_id: int, *columns: str) -> dict[str, Any] | None:
+    """The user's (``kind`` ``user``) or key's (``token``) row's ``columns`` and ``held``, what
+    every worker's leases of it hold, read in one statement: a flush moving spent quota out of
+    a lease row and into ``used_quota`` meanwhile is seen on one side, never on both (two reads
+    counted it twice: a key's quota shown 0.02 $ above what it was given) or neither. None when
+    the row is gone."""
+    model, _ = _balance(kind)
+    # the outer row's id, named by its table (a bare "id" would be the subquery's own)
+    outer_id = RawSQL(f"{model._meta.db_table}.id")
+    leases = m.QuotaLease.filter(kind=kind, ref_id=outer_id).annotate(total=Sum("held")).values("total")
+    rows = await model.filter(id=ref_id).annotate(held=Subquery(leases)).values(*columns, "held")
+    if not rows:
+        return None
+    row = dict(rows[0])
+    row["held"] = int(row["held"] or 0)
+    return row
 
 
 async def balance_of(kind: str, ref_id: int) -> int:

@@ -15,6 +15,7 @@ from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
 from faregate.accounts.sessions import revoke_sessions
+from faregate.billing.leases import row_with_held
 from faregate.billing.pricing import MAX_QUOTA
 from faregate.db import models as m
 from faregate.management.common import (
@@ -119,8 +120,11 @@ async def update_user(data: UserUpdate, me: Principal) -> Response:
                 return fail("the username is already taken")
             await m.User.filter(id=row.id).using_db(conn).update(**fields)
         if quota is not None:
-            # the quota the admin sees includes what workers hold: apply the difference
-            shown = row.quota + await gw.ledger.held_for("user", row.id)
+            # the quota the admin sees includes what workers hold, read in one statement (a lease
+            # taken or returned between two reads would be counted twice or not at all): apply
+            # the difference, so whatever moves meanwhile still adds up
+            now = await row_with_held("user", row.id, "quota")
+            shown = row.quota if now is None else now["quota"] + now["held"]
             if quota != shown:
                 await m.User.filter(id=row.id).using_db(conn).update(quota=F("quota") + (quota - shown))
                 await m.Log.create(user_id=row.id, username=row.username, type=m.LOG_MANAGE,
