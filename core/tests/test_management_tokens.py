@@ -7,6 +7,7 @@ import asyncio
 import logging
 import re
 import time
+from typing import Any
 
 import httpx
 import openai
@@ -204,3 +205,35 @@ async def test_batch_delete_and_reveal_touch_only_own_keys(gateway, admin):
     assert await admin.ok("POST", "/api/token/batch", json={"ids": mine[:2]}) == 2
     assert (await admin.call("POST", "/api/token/batch", json={"ids": list(range(1, 102))}))["success"] is False
     await mallory.close()
+
+
+async def test_a_keys_quota_set_while_a_worker_leases_from_it_adds_up(gateway: GatewayServer, admin: AdminClient,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The owner sets a key's quota (a total: what the key holds plus what workers lease of it)
+    while a worker takes a lease from it (a request in flight): the total is what was asked.
+    Setting the column to the total less a lease read apart created the new lease's quota."""
+    from tortoise import connections
+
+    data = await admin.ok("POST", "/api/token/", json={"name": "leased", "remain_quota": 1_000_000})
+    ledger = gateway.gateway.ledger
+    owner = (await admin.ok("GET", "/api/user/self"))["id"]
+    leases = [lambda: ledger.reserve(owner, data["id"], 100)]  # once, right after the update reads the leases
+    client = type(connections.get("default"))
+
+    def lease_after(name: str) -> Any:
+        real = getattr(client, name)
+
+        async def run(self: Any, query: str, values: Any = None) -> Any:
+            result = await real(self, query, values)
+            if leases and "quota_leases" in query and query.lstrip().upper().startswith("SELECT"):
+                await leases.pop()()
+            return result
+        return run
+
+    for name in ("execute_query", "execute_query_dict"):
+        monkeypatch.setattr(client, name, lease_after(name))
+    await admin.ok("PUT", "/api/token/", json={"id": data["id"], "name": "leased", "remain_quota": 5_000_000})
+    monkeypatch.undo()
+    assert not leases, "the lease was taken during the update"
+    assert await m.QuotaLease.filter(kind="token", ref_id=data["id"]).exists()
+    assert (await admin.ok("GET", f"/api/token/{data['id']}"))["remain_quota"] == 5_000_000

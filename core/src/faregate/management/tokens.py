@@ -9,9 +9,10 @@ from typing import Annotated, Any
 from pydantic import Field
 from quart import Blueprint, Response, request
 from quart_schema import document_response, validate_request
-from tortoise.expressions import Q
+from tortoise.expressions import F, Q
 
 from faregate.accounts.key_options import KeyCapReached, issue_key_under_cap
+from faregate.billing.leases import row_with_held
 from faregate.db import models as m
 from faregate.management.common import (
     BadInput,
@@ -245,9 +246,14 @@ async def update_token(data: TokenUpdate, me: Principal) -> Response:
         if not unlimited and fields.get("remain_quota", row.remain_quota + held) <= 0:
             return fail("the key's quota is used up; raise it first")
     if "remain_quota" in fields:
-        # the stored balance excludes quota leased by workers: set the total the owner asked for
-        held = await gw.ledger.held_for("token", row.id)
-        fields["remain_quota"] -= held
+        # the stored balance excludes quota leased by workers: the owner asks for a total, so
+        # apply its difference from what the balance and the leases hold now (one read): a
+        # lease taken or returned meanwhile still adds up, where setting the column to the
+        # total less a lease read apart created or lost that lease's quota
+        asked = fields.pop("remain_quota")
+        now = await row_with_held("token", row.id, "remain_quota")
+        if now is not None:
+            fields["remain_quota"] = F("remain_quota") + (asked - now["remain_quota"] - now["held"])
     if fields:
         await m.Token.filter(id=row.id).update(**fields)
     await gw.feed.publish("token", row.id)
