@@ -10,9 +10,10 @@ from tortoise import Tortoise
 from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
-from faregate.billing.statements import Statement
+from faregate.billing.statements import Statement, StatementBatch
 from faregate.db import models as m
 from faregate.db import storage
+from faregate.db.backend import run_each
 from faregate.default_plugins.storage_sqlite import SQLiteBackend
 
 
@@ -41,7 +42,9 @@ async def test_values_go_where_tortoise_puts_them_and_the_sql_is_made_once(db: N
     b = await m.User.create(username="b")
     async with in_transaction() as conn:
         assert await USED.run(conn, 5, 1, a.id) == 1
-        await USED.run_many(conn, [(7, 2, a.id), (100, 3, b.id)])
+        writes = StatementBatch(conn, run_each)  # the billing flush's way: executemany
+        await writes.add_many(USED, [(7, 2, a.id), (100, 3, b.id)])
+        await writes.run()
         made = USED._made[conn.connection_name, conn.capabilities.dialect]
         assert made is not None and made[1] == [0, 1, 2]
     assert [(u.used_quota, u.request_count) for u in await m.User.all().order_by("id")] == [(12, 3), (100, 3)]
@@ -68,6 +71,8 @@ async def test_a_value_the_query_does_not_pass_as_it_is_runs_through_tortoise_ea
     async with in_transaction() as conn:
         await renamed.run(conn, 4, user.id)
         assert (await m.User.get(id=user.id).using_db(conn)).username == "user4"
-        await renamed.run_many(conn, [(6, user.id)])
+        writes = StatementBatch(conn, run_each)
+        await writes.add_many(renamed, [(6, user.id)])
+        await writes.run()
         assert renamed._made[conn.connection_name, conn.capabilities.dialect] is None
     assert (await m.User.get(id=user.id)).username == "user6"

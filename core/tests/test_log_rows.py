@@ -43,12 +43,13 @@ def test_a_row_is_built_as_tortoise_builds_it() -> None:
 
 
 async def test_rows_are_inserted_as_bulk_create_inserts_them(tmp_path: Any) -> None:
-    # insert_logs runs tortoise's INSERT itself, without model objects: the rows it writes must
-    # be those bulk_create writes (every column, with its type), on the dialect at hand
+    # log_insert gives tortoise's INSERT itself and the rows' values, without model objects: the
+    # rows the flush writes with it must be those bulk_create writes (every column, with its
+    # type), on the dialect at hand
     from tortoise import Tortoise
     from tortoise.transactions import in_transaction
 
-    from faregate.billing.log_rows import insert_logs
+    from faregate.billing.log_rows import log_insert
     from faregate.db import models as m
     from faregate.db import storage
     from faregate.default_plugins.storage_sqlite import SQLiteBackend
@@ -63,7 +64,7 @@ async def test_rows_are_inserted_as_bulk_create_inserts_them(tmp_path: Any) -> N
         theirs = [entry(request_id=f"b{i}", is_stream=bool(i % 2), other={"n": i}, content="c", ip="1.2.3.4",
                         created_at=1000 + i, model_name="m" * 300) for i in range(3)]
         async with in_transaction() as conn:
-            await insert_logs(mine, conn)
+            await backend.run_statements(conn, [log_insert(mine, conn)])  # as the flush runs it
             await m.Log.bulk_create([log_row(e) for e in theirs], using_db=conn)
         rows = await m.Log.all().order_by("id").values()
         assert len(rows) == 6

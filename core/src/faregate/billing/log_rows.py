@@ -80,8 +80,3 @@ def log_insert(entries: list[LogEntry], conn: BaseDBAsyncClient) -> tuple[str, l
     rows = [log_columns(e) for e in entries]
     return executor.insert_query, [[row[c] for c in columns] for row in rows]
 
-
-async def insert_logs(entries: list[LogEntry], conn: BaseDBAsyncClient) -> None:
-    """Insert ``entries`` on ``conn`` (:func:`log_insert`'s statement, run at once)."""
-    sql, rows = log_insert(entries, conn)
-    await conn.execute_many(sql, rows)

@@ -74,16 +74,6 @@ class Statement:
         """For an ``exists()`` query: whether a row matches."""
         return bool(await self.run(conn, *values))
 
-    async def run_many(self, conn: BaseDBAsyncClient, rows: Sequence[Sequence[Any]]) -> None:
-        """One run per row of values, through ``executemany`` where the SQL is made."""
-        made = self._sql(conn)
-        if made is None:
-            for values in rows:
-                await self._build(conn, *values)
-            return
-        sql, slots, constants = made
-        await conn.execute_many(sql, [self._params(slots, constants, values) for values in rows])
-
 
 class StatementBatch:
     """Statements of one transaction on ``conn`` whose results nothing reads, kept in order
