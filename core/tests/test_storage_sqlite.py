@@ -50,9 +50,10 @@ async def test_a_transaction_that_read_first_still_writes_after_another_process_
 
     from faregate.db import models as m
     from faregate.db import sqlite_client, storage
+    from faregate.db.dsn import SQLITE_ENGINE
     from faregate.default_plugins.storage_sqlite import SQLiteBackend
 
-    assert sqlite_client.ENGINE == sqlite_client.__name__  # tortoise imports the engine by that name
+    assert SQLITE_ENGINE == sqlite_client.__name__  # tortoise imports the engine by that name
     path = str(tmp_path / "immediate.db")
     _, config = storage.tortoise_config("sqlite://" + path, [SQLiteBackend(name="sqlite", schemes=("sqlite",))])
     await storage.migrate(config)

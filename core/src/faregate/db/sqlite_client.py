@@ -21,11 +21,6 @@ from tortoise.backends.base.client import TransactionContext
 from tortoise.backends.sqlite.client import SqliteClient, SqliteTransactionContext, SqliteTransactionWrapper
 from tortoise.exceptions import OperationalError
 
-from faregate.db.dsn import SQLITE_ENGINE
-
-#: the ``engine`` of a tortoise connection config that uses this client (this module)
-ENGINE = SQLITE_ENGINE
-
 
 class ImmediateTransactionWrapper(SqliteTransactionWrapper):
     async def begin(self) -> None:

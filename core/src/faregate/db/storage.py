@@ -72,17 +72,29 @@ async def migrate(config: dict[str, Any], lock: AbstractAsyncContextManager[obje
         await Tortoise.close_connections()
 
 
+#: the tortoise engines of SQLite connections: the core's, and tortoise's own (a plugin's config)
+SQLITE_ENGINES = (SQLITE_ENGINE, "tortoise.backends.sqlite")
+
+
+def sqlite_file_of(config: dict[str, Any]) -> str | None:
+    """The file a tortoise config's default connection opens when it is SQLite's (a path or
+    ``:memory:``), else None."""
+    connection = config["connections"]["default"]
+    if isinstance(connection, dict) and connection.get("engine") in SQLITE_ENGINES:
+        return str(connection["credentials"]["file_path"])
+    return None
+
+
 async def probe(config: dict[str, Any]) -> None:
     """Connect and ask ``SELECT 1`` (tortoise connects lazily), then close: whatever stops a
     connection (a wrong password or database name, a host that does not answer, a SQLite
     file that cannot be opened) raises the driver's own error here."""
     from tortoise import connections
 
-    connection = config["connections"]["default"]
-    if isinstance(connection, dict) and connection.get("engine") in (SQLITE_ENGINE, "tortoise.backends.sqlite"):
+    path = sqlite_file_of(config)
+    if path is not None:
         # opened directly first: aiosqlite leaves the thread of a connection that failed to
         # open running, and it dies noisily once the event loop is gone
-        path = connection["credentials"]["file_path"]
         await asyncio.to_thread(lambda: sqlite3.connect(path).close())
     try:
         await open_storage(config)

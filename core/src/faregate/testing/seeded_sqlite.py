@@ -24,9 +24,6 @@ from typing import Any
 
 from faregate import jsonutil
 from faregate.db import storage
-from faregate.db.dsn import SQLITE_ENGINE
-
-SQLITE_ENGINES = (SQLITE_ENGINE, "tortoise.backends.sqlite")
 
 #: the template file of each set of apps (the core's and the plugins' tables)
 _templates: dict[str, str] = {}
@@ -35,11 +32,8 @@ _templates: dict[str, str] = {}
 async def seed(config: dict[str, Any]) -> None:
     """Copy the migrated template into the SQLite file ``config`` names when that file is new
     (absent or empty); make the template first if this process has none for its apps."""
-    connection = config["connections"]["default"]
-    if not isinstance(connection, dict) or connection.get("engine") not in SQLITE_ENGINES:
-        return
-    path = connection["credentials"]["file_path"]
-    if path == ":memory:" or _holds_data(path):
+    path = storage.sqlite_file_of(config)
+    if path is None or path == ":memory:" or _holds_data(path):
         return
     key = jsonutil.dumps_str(config["apps"])
     template = _templates.get(key)
