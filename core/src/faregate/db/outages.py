@@ -20,8 +20,8 @@ POSTGRES_UNAVAILABLE = frozenset({POSTGRES_DEADLOCK, "40001", "55P03", "53300"})
 POSTGRES_UNAVAILABLE_CLASSES = ("08", "57P0")
 #: SQLite: the busy timeout passed with another process holding the write lock
 SQLITE_UNAVAILABLE = ("database is locked", "database is busy")
-#: how far down the wrapped errors (``args``, ``__cause__``, ``__context__``) to look
-MAX_DEPTH = 6
+#: how many errors to look at, ``exc`` and those it wraps (``args``, ``__cause__``, ``__context__``)
+MAX_ERRORS = 24
 
 
 def is_unavailable(exc: BaseException) -> bool:
@@ -32,7 +32,7 @@ def is_unavailable(exc: BaseException) -> bool:
         return False
     todo: list[object] = [exc]
     seen: set[int] = set()
-    while todo and len(seen) < MAX_DEPTH * 4:
+    while todo and len(seen) < MAX_ERRORS:
         error = todo.pop()
         if id(error) in seen or not isinstance(error, BaseException):
             continue
