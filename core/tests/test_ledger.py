@@ -392,9 +392,8 @@ async def test_a_balance_read_while_a_flush_lands_counts_the_spent_quota_once(db
     console) adds what the leases hold to the row's balance. Read as two statements, a flush
     landing between them (spent quota moved out of the lease row into ``used_quota``) was
     counted twice: remaining + used came out above what the key was given."""
-    from tortoise import connections
-
     from faregate.services import Services
+    from faregate.testing.interleave import after_select
 
     token = await m.Token.create(user_id=db.id, key_hash="b" * 64, key_enc="b", key_mask="m", remain_quota=INITIAL)
     ledger = QuotaLedger(min_chunk=1000, flush_interval=60)
@@ -405,21 +404,7 @@ async def test_a_balance_read_while_a_flush_lands_counts_the_spent_quota_once(db
         spent = entry(db.id, 40, "read-1")
         spent.token_id = token.id
         assert res.settle(40, spent)  # settled, not yet flushed: still in the lease rows
-        client = type(connections.get("default"))
-        flushes = [ledger.flush]  # one flush, right after the read's first statement
-
-        def flushing_after(name: str) -> Any:
-            real = getattr(client, name)
-
-            async def run(self: Any, query: str, values: Any = None) -> Any:
-                result = await real(self, query, values)
-                if flushes and query.lstrip().upper().startswith("SELECT"):
-                    await flushes.pop()()
-                return result
-            return run
-
-        for name in ("execute_query", "execute_query_dict"):
-            monkeypatch.setattr(client, name, flushing_after(name))
+        flushes = after_select(monkeypatch, ledger.flush)  # one flush, right after the read's first statement
         for kind, ref in (("token", token.id), ("user", db.id)):
             flushes[:] = [ledger.flush]
             balance = await services.balance(kind, ref)

@@ -7,7 +7,6 @@ import asyncio
 import logging
 import re
 import time
-from typing import Any
 
 import httpx
 import openai
@@ -212,26 +211,13 @@ async def test_a_keys_quota_set_while_a_worker_leases_from_it_adds_up(gateway: G
     """The owner sets a key's quota (a total: what the key holds plus what workers lease of it)
     while a worker takes a lease from it (a request in flight): the total is what was asked.
     Setting the column to the total less a lease read apart created the new lease's quota."""
-    from tortoise import connections
+    from faregate.testing.interleave import after_select
 
     data = await admin.ok("POST", "/api/token/", json={"name": "leased", "remain_quota": 1_000_000})
     ledger = gateway.gateway.ledger
     owner = (await admin.ok("GET", "/api/user/self"))["id"]
-    leases = [lambda: ledger.reserve(owner, data["id"], 100)]  # once, right after the update reads the leases
-    client = type(connections.get("default"))
-
-    def lease_after(name: str) -> Any:
-        real = getattr(client, name)
-
-        async def run(self: Any, query: str, values: Any = None) -> Any:
-            result = await real(self, query, values)
-            if leases and "quota_leases" in query and query.lstrip().upper().startswith("SELECT"):
-                await leases.pop()()
-            return result
-        return run
-
-    for name in ("execute_query", "execute_query_dict"):
-        monkeypatch.setattr(client, name, lease_after(name))
+    # a worker leases from the key right after the update reads the leases
+    leases = after_select(monkeypatch, lambda: ledger.reserve(owner, data["id"], 100), containing="quota_leases")
     await admin.ok("PUT", "/api/token/", json={"id": data["id"], "name": "leased", "remain_quota": 5_000_000})
     monkeypatch.undo()
     assert not leases, "the lease was taken during the update"

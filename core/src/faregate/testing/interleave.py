@@ -1,0 +1,36 @@
+"""Running something between two statements of the code under test: what another worker (a
+flush, a lease taken by a request in flight) could do at that moment, made to happen there,
+so a read-then-write race is tested every time rather than once in many runs."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+
+def after_select(monkeypatch: pytest.MonkeyPatch, action: Callable[[], Awaitable[object]], *,
+                 containing: str = "") -> list[Callable[[], Awaitable[object]]]:
+    """Run ``action`` once, right after the next ``SELECT`` (holding ``containing``) that the
+    default tortoise connection's client runs, once its lock is free again. Returns the list
+    that holds ``action`` until it ran: empty afterwards (a test asserts it ran); put another
+    action in it to run it after the next such ``SELECT``."""
+    from tortoise import connections
+
+    pending: list[Callable[[], Awaitable[object]]] = [action]
+    client = type(connections.get("default"))
+
+    def wrapped(name: str) -> Any:
+        real = getattr(client, name)
+
+        async def run(self: Any, query: str, values: Any = None) -> Any:
+            result = await real(self, query, values)
+            if pending and containing in query and query.lstrip().upper().startswith("SELECT"):
+                await pending.pop()()
+            return result
+        return run
+
+    for name in ("execute_query", "execute_query_dict"):
+        monkeypatch.setattr(client, name, wrapped(name))
+    return pending
