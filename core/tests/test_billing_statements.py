@@ -50,15 +50,15 @@ async def test_values_go_where_tortoise_puts_them_and_the_sql_is_made_once(db: N
     assert [(u.used_quota, u.request_count) for u in await m.User.all().order_by("id")] == [(12, 3), (100, 3)]
 
 
-async def test_exists_and_a_constant_of_the_query(db: None) -> None:
+async def test_a_constant_of_the_query_and_the_rows_changed(db: None) -> None:
     await m.Worker.create(id="w1", heartbeat=0)
-    exists = Statement(lambda conn, worker: m.Worker.filter(id=worker).using_db(conn).exists(), "s")
+    beat = Statement(lambda conn, n, worker: m.Worker.filter(id=worker).using_db(conn).update(flushed=n), "is")
     empty = Statement(lambda conn, worker: m.QuotaLease.filter(worker=worker, held=0).using_db(conn).delete(), "s")
     await m.QuotaLease.create(worker="w1", kind="user", ref_id=1, held=0)
     await m.QuotaLease.create(worker="w1", kind="token", ref_id=1, held=5)
     async with in_transaction() as conn:
-        assert await exists.exists(conn, "w1") is True
-        assert await exists.exists(conn, "w2") is False
+        assert await beat.run(conn, 1, "w1") == 1
+        assert await beat.run(conn, 1, "w2") == 0
         assert await empty.run(conn, "w1") == 1
     assert await m.QuotaLease.all().values_list("kind", flat=True) == ["token"]
 

@@ -18,6 +18,7 @@ from faregate.billing import flushing as flushing_module
 from faregate.billing import ledger as ledger_module
 from faregate.billing import pending as pending_module
 from faregate.billing.ledger import InsufficientQuota, LogEntry, QuotaLedger, sweep_dead_workers
+from faregate.billing.workers import release_worker
 from faregate.db import models as m
 from faregate.db import storage
 from faregate.default_plugins.storage_sqlite import SQLiteBackend
@@ -276,18 +277,14 @@ async def test_a_batch_whose_commit_failed_is_written_once(db, monkeypatch, land
     assert (await m.User.get(id=db.id)).used_quota == 200
 
 
-@pytest.mark.parametrize("landed", [True, False])
-async def test_a_lease_return_whose_commit_failed_is_credited_once(db, monkeypatch, landed):
-    """Issue 29: a flush that only gives a lease back has no log row to look it up by. Its
-    connection dies at the commit: before, the return was put back in memory and given back
-    again at the next flush, so when the first commit had landed the balance was credited
-    twice (and the lease row went negative). Now it counts as written: credited once; had it
-    not landed, the lease row keeps the money until the sweeper returns it."""
+def dying_at_commit(landed: bool) -> tuple[Any, list[int]]:
+    """A stand-in for the flush's ``in_transaction``: the first transaction's connection dies
+    at its commit, after it (``landed``) or before (rolled back)."""
     real = pending_module.in_transaction
     failures = [1]
 
     @contextlib.asynccontextmanager
-    async def dying_at_commit() -> AsyncIterator[Any]:
+    async def transaction() -> AsyncIterator[Any]:
         async with real() as conn:
             yield conn
             if failures and not landed:
@@ -297,6 +294,19 @@ async def test_a_lease_return_whose_commit_failed_is_credited_once(db, monkeypat
             failures.pop()
             raise ConnectionResetError("the server closed the connection")  # after the commit
 
+    return transaction, failures
+
+
+@pytest.mark.parametrize("landed", [True, False])
+async def test_a_lease_return_whose_commit_failed_is_credited_once(db, monkeypatch, landed):
+    """Issue 29: a flush that only gives a lease back has no log row to look it up by. Its
+    connection dies at the commit: before, the return was put back in memory and given back
+    again at the next flush, so when the first commit had landed the balance was credited
+    twice (and the lease row went negative); then it counted as written, so had it not landed
+    the lease row kept the money until the worker stopped. The worker's row now tells (the
+    number each flush writes into it): credited once, at once, either way."""
+    transaction, failures = dying_at_commit(landed)
+
     ledger = QuotaLedger(min_chunk=1000, lease_idle=0)  # every lease not in use goes back
     await ledger.start()
     ledger._task.cancel()  # flush by hand
@@ -304,19 +314,59 @@ async def test_a_lease_return_whose_commit_failed_is_credited_once(db, monkeypat
     assert res.refund()
     quota, held, _ = await balance_parts(db.id)
     assert held > 0 and quota + held == INITIAL
-    monkeypatch.setattr(pending_module, "in_transaction", dying_at_commit)
-    with contextlib.suppress(ConnectionResetError):  # (it used to raise: put back, retried)
+    monkeypatch.setattr(pending_module, "in_transaction", transaction)
+    with pytest.raises(ConnectionResetError):
         await ledger.flush()  # the return only, its commit failed
     assert failures == []
     await ledger.flush()
+    assert await balance_parts(db.id) == (INITIAL, 0, 0), "credited once, by this worker"
     await ledger.stop()
-    quota, held, _ = await balance_parts(db.id)
-    if landed:
-        assert (quota, held) == (INITIAL, 0), "credited once"
-    else:  # kept by the lease row of a worker that stopped: the sweeper gives it back
-        assert quota + held == INITIAL
-        await sweep_dead_workers(stale_after=60)
-        assert await balance_parts(db.id) == (INITIAL, 0, 0)
+    assert await balance_parts(db.id) == (INITIAL, 0, 0)
+
+
+@pytest.mark.parametrize("landed", [True, False])
+async def test_a_charge_without_a_log_row_whose_commit_failed_is_taken_once(db, monkeypatch, landed):
+    """A flush with spending and no log row (consume logs off: only the counters and what the
+    lease spent) has nothing in the logs to look it up by. Taken as written when its commit
+    failed, so had it not landed the lease row kept the spent quota and gave it back to the
+    user when the worker stopped: the charge was lost. The worker's row tells now."""
+    transaction, failures = dying_at_commit(landed)
+    ledger = QuotaLedger(min_chunk=1000)
+    await ledger.start()
+    ledger._task.cancel()  # flush by hand
+    res = await ledger.reserve(db.id, None, 300)
+    assert res.settle(120, None)
+    monkeypatch.setattr(pending_module, "in_transaction", transaction)
+    with pytest.raises(ConnectionResetError):
+        await ledger.flush()
+    assert failures == []
+    await ledger.flush()
+    await ledger.stop()
+    user = await m.User.get(id=db.id)
+    assert (user.quota, user.used_quota) == (INITIAL - 120, 120)
+    assert not await m.QuotaLease.all().exists()
+
+
+@pytest.mark.parametrize("landed", [True, False])
+async def test_a_flush_in_doubt_when_its_worker_was_swept_is_told_by_its_log_row(db, monkeypatch, landed):
+    """The worker's row is gone (swept while the database was away): a log row of the batch
+    tells whether it landed, and the charge is taken once (the sweeper returned the lease)."""
+    transaction, failures = dying_at_commit(landed)
+    ledger = QuotaLedger(min_chunk=1000)
+    await ledger.start()
+    ledger._task.cancel()  # flush by hand
+    res = await ledger.reserve(db.id, None, 300)
+    assert res.settle(120, entry(db.id, 120, "doubt"))
+    monkeypatch.setattr(pending_module, "in_transaction", transaction)
+    with pytest.raises(ConnectionResetError):
+        await ledger.flush()
+    assert failures == []
+    await release_worker(ledger.worker_id)  # swept as dead
+    await ledger.flush()
+    await ledger.stop()
+    assert await m.Log.all().values_list("request_id", flat=True) == ["doubt"]
+    user = await m.User.get(id=db.id)
+    assert (user.quota, user.used_quota) == (INITIAL - 120, 120)
 
 
 async def test_each_lease_sweep_runs_in_a_context_of_its_own(monkeypatch):
@@ -345,12 +395,13 @@ async def test_each_lease_sweep_runs_in_a_context_of_its_own(monkeypatch):
     assert seen[:2] == ["", ""]
 
 
-async def test_a_flush_crosses_to_sqlites_thread_five_times(db, monkeypatch):
+async def test_a_flush_crosses_to_sqlites_thread_four_times(db, monkeypatch):
     """On SQLite every statement is a call on aiosqlite's thread and back to the event loop;
     a flush's writes nothing reads (the log rows, the used-quota counters, the lease rows)
-    go in one call (SQLiteBackend.run_statements): five crossings a flush (the BEGIN, the
-    heartbeat, the worker's row, the writes, the commit) where each statement was one, and
-    tortoise sent an empty COMMIT before each BEGIN (twelve for a user and a key)."""
+    go in one call (SQLiteBackend.run_statements): four crossings a flush (the BEGIN, the
+    worker's row, the writes, the commit) where each statement was one, and tortoise sent an
+    empty COMMIT before each BEGIN (twelve for a user and a key; the worker's row was read
+    apart from its heartbeat's update before the update's row count told, five)."""
     import aiosqlite
 
     token = await m.Token.create(user_id=db.id, key_hash="t" * 64, key_enc="t", key_mask="m", remain_quota=INITIAL)
@@ -377,7 +428,7 @@ async def test_a_flush_crosses_to_sqlites_thread_five_times(db, monkeypatch):
         monkeypatch.setattr(aiosqlite.Connection, "_execute", counted)
         await ledger.flush()
         monkeypatch.undo()
-        assert crossings == ["execute", "_execute_fetchall", "_execute_fetchall", "_run_all", "commit"]
+        assert crossings == ["execute", "_execute_fetchall", "_run_all", "commit"]
         assert await m.Log.filter(user_id=db.id).count() == 3
         assert ((await m.Token.get(id=token.id)).used_quota, (await m.Channel.get(id=channel.id)).used_quota) \
             == (150, 150)

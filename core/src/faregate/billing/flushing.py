@@ -2,9 +2,9 @@
 
 :func:`gather` picks what a flush carries besides the settled batch: what each lease spent,
 and the leases that go back (idle ones whole; of one another worker asked for, the part not
-reserved). :class:`FlushWriter` writes it in one transaction (:func:`write_batch`); a batch
-whose commit failed is held aside until the database tells whether it landed (by a log row
-of it), so its charges are neither lost nor written twice."""
+reserved). :class:`FlushWriter` writes it in one transaction (:func:`write_batch`); a flush
+whose commit failed is held aside until the database tells whether it landed (by the number
+each flush writes into the worker's row), so its charges are neither lost nor written twice."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import cast
+
+from tortoise.transactions import in_transaction
 
 from faregate.billing.leases import Lease
-from faregate.billing.pending import Batch, CommitFailed, PendingWrites, Swept, write_batch
+from faregate.billing.pending import Batch, PendingWrites, Swept, write_batch
 from faregate.billing.statements import StatementRunner
 from faregate.db import models as m
 from faregate.db.backend import run_each
@@ -62,15 +65,19 @@ class FlushWriter:
     """Writes a worker's flushes; keeps apart the one whose commit failed until it is known
     whether it landed."""
 
-    __slots__ = ("worker_id", "pending", "in_doubt", "run_statements")
+    __slots__ = ("worker_id", "pending", "in_doubt", "run_statements", "number")
 
     def __init__(self, worker_id: str, pending: PendingWrites, run_statements: StatementRunner = run_each) -> None:
         self.worker_id = worker_id
         self.pending = pending
         #: the storage engine's StorageBackend.run_statements
         self.run_statements = run_statements
-        #: a flush whose commit failed, with a request id of its log rows to look it up by
-        self.in_doubt: tuple[str, Flush] | None = None
+        #: the number of the last flush written or tried (each flush records its own in the
+        #: worker's row, ``workers.flushed``)
+        self.number = 0
+        #: a flush whose commit failed: its number, and a request id of its log rows (the way
+        #: to tell once the worker's row is gone)
+        self.in_doubt: tuple[int, str, Flush] | None = None
 
     async def write(self, flush: Flush) -> None:
         """Write ``flush`` in one transaction. When that fails the error is raised and the
@@ -81,44 +88,43 @@ class FlushWriter:
         # spend money that is on its way back to the balance (it leases anew instead)
         for lease, amount in flush.returning:
             lease.free -= amount
+        self.number += 1
         try:
-            await write_batch(self.worker_id, flush.batch, flush.consumed, flush.returning, flush.asked,
+            await write_batch(self.worker_id, self.number, flush.batch, flush.consumed, flush.returning, flush.asked,
                               self.run_statements)
         except Swept:
             self.pending.requeue(flush.batch)
             raise
-        except CommitFailed:
-            marker = _marker(flush)
-            if marker:
-                # the connection may have died after the commit: whether it landed is read
-                # from the database (by a row of the batch) before anything is written again
-                self.in_doubt = (marker, flush)
-                raise
-            # nothing to look it up by (lease returns, asks, counters only): counted as
-            # written, never applied twice (a return credited to the balance again, a spend
-            # taken from the lease row again). Had it not landed, its lease rows keep that
-            # money until this worker stops and the sweeper returns it: refunded, not lost.
-            log.warning(
-                "a billing flush's commit failed and nothing tells whether it landed; taken as written", exc_info=True
-            )
         except Exception:
-            marker = _marker(flush)
-            if marker:
-                self.in_doubt = (marker, flush)  # as above (it failed around its commit)
-            else:
-                self.undo(flush)  # failed before its commit: rolled back, written again next time
+            # the connection may have died after the commit (or around it): whether it landed is
+            # read from the database before anything is written again (:meth:`resolve`)
+            self.in_doubt = (self.number, _marker(flush), flush)
             raise
 
     async def resolve(self) -> Flush | None:
-        """The flush whose commit failed was written (a row of it is in the database: returned,
-        for the caller to finish) or not (back in the queue: None); raises, still in doubt,
-        while the database cannot tell."""
+        """The flush whose commit failed was written (returned, for the caller to finish) or
+        not (back in the queue: None); raises, still in doubt, while the database cannot tell.
+        The worker's row tells, by the number the flush wrote into it; a locking read, so a
+        commit the server is still finishing (its transaction holds that row) is waited for."""
         assert self.in_doubt is not None
-        marker, flush = self.in_doubt
-        landed = await m.Log.filter(request_id=marker).exists()
+        number, marker, flush = self.in_doubt
+        async with in_transaction() as conn:
+            rows = cast("list[int]", await m.Worker.filter(id=self.worker_id).using_db(conn).select_for_update()
+                        .values_list("flushed", flat=True))  # the values (tortoise types them as tuples)
+            if rows:
+                landed = rows[0] == number
+            elif marker:
+                # swept meanwhile (its row went with its leases): a log row of the batch tells
+                landed = await m.Log.filter(request_id=marker).using_db(conn).exists()
+            else:
+                # nothing tells: counted as written, never applied twice (a return credited again,
+                # a spend taken from a lease row again); the sweeper gave back what the leases held
+                log.warning("a billing flush's commit failed, its worker was swept, and nothing tells whether "
+                            "it landed; taken as written")
+                landed = True
         self.in_doubt = None
         if landed:
-            log.warning("a billing batch whose commit failed had been written; not writing it again")
+            log.warning("a billing flush whose commit failed had been written; not writing it again")
             return flush
         self.undo(flush)
         return None

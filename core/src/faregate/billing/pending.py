@@ -58,11 +58,6 @@ class Swept(Exception):
     """This worker's row is gone: a sweeper returned its leases."""
 
 
-class CommitFailed(Exception):
-    """A flush's statements all ran and its commit failed: the server may have committed
-    before the connection died, so the batch may have landed."""
-
-
 @dataclass(slots=True)
 class Batch:
     """Settled and not yet written: the rows and the counters' increments."""
@@ -116,66 +111,58 @@ class PendingWrites:
             batch.channels[cid] = batch.channels.get(cid, 0) + q
 
 
-async def write_batch(worker_id: str, batch: Batch, consumed: list[tuple[Lease, int]],
+async def write_batch(worker_id: str, number: int, batch: Batch, consumed: list[tuple[Lease, int]],
                       returning: list[tuple[Lease, int]], answered: set[tuple[str, int]] | None = None,
                       run_statements: StatementRunner = run_each) -> None:
     """One transaction: the log rows, the used-quota counters, what each lease spent and
     what goes back to the balances; the asks of ``answered`` leases are cleared (what they
-    give back is in ``returning``). The writes nothing reads go to the storage engine
-    together (``run_statements``, its ``StorageBackend.run_statements``). Raises
-    :class:`Swept` when the worker was swept, and :class:`CommitFailed` when the commit failed
-    (what failed before it was rolled back)."""
+    give back is in ``returning``); the worker's row records the flush's ``number`` (above
+    any earlier one: ``workers.flushed``, read when the commit fails). The writes nothing reads go to the
+    storage engine together (``run_statements``, its ``StorageBackend.run_statements``).
+    Raises :class:`Swept` when the worker was swept; any other error may have come after the
+    commit (the connection died around it): ``workers.flushed`` tells whether it landed."""
     answered = answered or set()
-    written = False  # every statement ran: a failure now is the commit's, which may have landed
-    try:
-        async with in_transaction() as conn:
-            # a write first: on SQLite a transaction that reads first cannot write once another
-            # process has written ("database is locked" at once, whatever the busy timeout)
-            await _HEARTBEAT.run(conn, int(time.time()), worker_id)
-            # exists(), not the UPDATE's row count: MySQL counts only rows whose value changed
-            if not await _WORKER_EXISTS.exists(conn, worker_id):
-                raise Swept
-            # an orphan's spending was never subtracted (its lease money went back): charge it
-            # now (rare, run at once: every write here adds to or takes from its own row, so
-            # their order within the transaction does not matter)
-            for lease, amount in consumed:
-                if lease.orphaned and amount:
-                    await take_from_balance(lease.kind, lease.ref_id, amount, conn)
-            consumed = [(lease, amount) for lease, amount in consumed if not lease.orphaned]
-            writes = StatementBatch(conn, run_statements)
-            if batch.logs:
-                writes.add_sql(*log_insert(batch.logs, conn))
-            if batch.users:
-                await writes.add_many(_USER_USED, [(quota, count, uid) for uid, (quota, count) in batch.users.items()])
-            stamp = int(time.time())
-            if batch.tokens:
-                await writes.add_many(_TOKEN_USED, [(quota, stamp, tid) for tid, quota in batch.tokens.items()])
-            if batch.channels:
-                await writes.add_many(_CHANNEL_USED, [(quota, cid) for cid, quota in batch.channels.items()])
-            # the lease row shrinks by what was spent; returned leases go back to the balance
-            spent: dict[tuple[str, int], int] = {}
-            for lease, amount in consumed:
-                spent[(lease.kind, lease.ref_id)] = amount
-            back = {(lease.kind, lease.ref_id): amount for lease, amount in returning}
-            for key in set(spent) | set(back) | answered:
-                kind, ref = key
-                delta = spent.get(key, 0) + back.get(key, 0)
-                await writes.add(_LEASE_ANSWERED if key in answered else _LEASE_SPENT, delta, worker_id, kind, ref)
-                if key in back and back[key]:
-                    await return_to_balance(kind, ref, back[key], conn)
-            await writes.add(_EMPTY_LEASES, worker_id)  # after the lease rows' updates above
-            await writes.run()
-            written = True
-    except Exception as exc:
-        if written:
-            raise CommitFailed(str(exc) or type(exc).__name__) from exc
-        raise
+    async with in_transaction() as conn:
+        # the worker's row first: held until the commit, so a read of it after a failed commit
+        # waits for the server to finish. It changes on every engine (``number`` is new), so
+        # the row count tells whether it is there (MySQL counts only rows whose value changed)
+        if not await _HEARTBEAT.run(conn, int(time.time()), number, worker_id):
+            raise Swept
+        # an orphan's spending was never subtracted (its lease money went back): charge it
+        # now (rare, run at once: every write here adds to or takes from its own row, so
+        # their order within the transaction does not matter)
+        for lease, amount in consumed:
+            if lease.orphaned and amount:
+                await take_from_balance(lease.kind, lease.ref_id, amount, conn)
+        consumed = [(lease, amount) for lease, amount in consumed if not lease.orphaned]
+        writes = StatementBatch(conn, run_statements)
+        if batch.logs:
+            writes.add_sql(*log_insert(batch.logs, conn))
+        if batch.users:
+            await writes.add_many(_USER_USED, [(quota, count, uid) for uid, (quota, count) in batch.users.items()])
+        stamp = int(time.time())
+        if batch.tokens:
+            await writes.add_many(_TOKEN_USED, [(quota, stamp, tid) for tid, quota in batch.tokens.items()])
+        if batch.channels:
+            await writes.add_many(_CHANNEL_USED, [(quota, cid) for cid, quota in batch.channels.items()])
+        # the lease row shrinks by what was spent; returned leases go back to the balance
+        spent: dict[tuple[str, int], int] = {}
+        for lease, amount in consumed:
+            spent[(lease.kind, lease.ref_id)] = amount
+        back = {(lease.kind, lease.ref_id): amount for lease, amount in returning}
+        for key in set(spent) | set(back) | answered:
+            kind, ref = key
+            delta = spent.get(key, 0) + back.get(key, 0)
+            await writes.add(_LEASE_ANSWERED if key in answered else _LEASE_SPENT, delta, worker_id, kind, ref)
+            if key in back and back[key]:
+                await return_to_balance(kind, ref, back[key], conn)
+        await writes.add(_EMPTY_LEASES, worker_id)  # after the lease rows' updates above
+        await writes.run()
 
 
 # the flush's statements, their SQL made once per connection (faregate.billing.statements)
-_HEARTBEAT = Statement(lambda conn, beat, worker: m.Worker.filter(id=worker).using_db(conn).update(heartbeat=beat),
-                       "is")
-_WORKER_EXISTS = Statement(lambda conn, worker: m.Worker.filter(id=worker).using_db(conn).exists(), "s")
+_HEARTBEAT = Statement(lambda conn, beat, number, worker: m.Worker.filter(id=worker).using_db(conn).update(
+    heartbeat=beat, flushed=number), "iis")
 _USER_USED = Statement(lambda conn, quota, count, uid: m.User.filter(id=uid).using_db(conn).update(
     used_quota=F("used_quota") + quota, request_count=F("request_count") + count), "iii")
 _TOKEN_USED = Statement(lambda conn, quota, stamp, tid: m.Token.filter(id=tid).using_db(conn).update(

@@ -29,9 +29,9 @@ STAND_IN_TEXT = "~"  # short: a kind column holds 8 characters
 
 
 class Statement:
-    """``build(conn, *values)``: the tortoise query (an UPDATE, DELETE or ``exists()``) for
-    ``values`` on ``conn``, whose types ``types`` spells, one letter each (``i`` an int, ``s``
-    a string); :meth:`run` gives what awaiting it gives (rows changed, or whether a row exists)."""
+    """``build(conn, *values)``: the tortoise query (an UPDATE or DELETE) for ``values`` on
+    ``conn``, whose types ``types`` spells, one letter each (``i`` an int, ``s`` a string);
+    :meth:`run` gives what awaiting it gives (the rows changed)."""
 
     __slots__ = ("_build", "_stand_ins", "_made")
 
@@ -69,10 +69,6 @@ class Statement:
         sql, slots, constants = made
         count, _ = await conn.execute_query(sql, self._params(slots, constants, values))
         return count
-
-    async def exists(self, conn: BaseDBAsyncClient, *values: Any) -> bool:
-        """For an ``exists()`` query: whether a row matches."""
-        return bool(await self.run(conn, *values))
 
 
 class StatementBatch:

@@ -308,6 +308,9 @@ class QuotaLease(Model):
 class Worker(Model):
     id = fields.CharField(max_length=64, primary_key=True)
     heartbeat = fields.BigIntField(default=0)
+    # the number of the worker's last committed billing flush, written by the flush itself:
+    # tells whether a flush whose commit failed (the connection died around it) landed
+    flushed = fields.BigIntField(default=0, db_default=0)
 
     class Meta:
         table = "workers"

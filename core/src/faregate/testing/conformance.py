@@ -48,6 +48,7 @@ from tortoise.transactions import in_transaction
 
 from faregate.billing.ledger import InsufficientQuota, LogEntry, QuotaLedger, sweep_dead_workers
 from faregate.billing.statements import Statement, StatementBatch
+from faregate.billing.workers import release_worker
 from faregate.contracts import StorageBackend
 from faregate.db import models as m
 from faregate.db.storage import (
@@ -666,6 +667,51 @@ class StorageConformance:
         finally:
             await live.stop()
         assert (await m.User.get(id=user.id)).quota == initial
+
+    @pytest.mark.parametrize("landed", [True, False])
+    async def test_a_flush_whose_commit_failed_is_written_once(self, storage: dict[str, Any], backend: StorageBackend,
+                                                              monkeypatch: pytest.MonkeyPatch, landed: bool) -> None:
+        """The connection dies at a flush's commit, after it (``landed``) or before: the next
+        flush reads the worker's row (``workers.flushed``, a locking read) and writes the flush
+        again only if it did not land. Its charge has no log row (consume logs off), its lease
+        goes back in the same flush: nothing else could tell."""
+        failures = [1]
+
+        @contextlib.asynccontextmanager
+        async def dying_at_commit() -> AsyncIterator[Any]:
+            async with in_transaction() as conn:
+                yield conn
+                if failures and not landed:
+                    failures.pop()
+                    raise ConnectionResetError("the server closed the connection")  # rolled back
+            if failures:
+                failures.pop()
+                raise ConnectionResetError("the server closed the connection")  # after the commit
+
+        initial = 100_000
+        user = await m.User.create(username="in-doubt", quota=initial)
+        ledger = QuotaLedger(flush_interval=60, lease_idle=0, min_chunk=1000, worker_id="w-doubt",
+                             run_statements=backend.run_statements)
+        await ledger.start()
+        try:
+            assert (await ledger.reserve(user.id, None, 300)).settle(120, None)
+            monkeypatch.setattr("faregate.billing.pending.in_transaction", dying_at_commit)
+            with pytest.raises(ConnectionResetError):
+                await ledger.flush()
+            assert failures == []
+            await ledger.flush()
+            u = await m.User.get(id=user.id)
+            assert (u.quota, u.used_quota) == (initial - 120, 120)
+            assert await m.QuotaLease.all().count() == 0
+            # swept as dead with a charge not yet written: the flush sees it by its row count
+            assert (await ledger.reserve(user.id, None, 300)).settle(30, None)
+            await release_worker("w-doubt")
+            await ledger.flush()
+            assert await m.Worker.filter(id="w-doubt").count() == 1  # back, and the charge written
+        finally:
+            await ledger.stop()
+        u = await m.User.get(id=user.id)
+        assert (u.quota, u.used_quota) == (initial - 150, 150)
 
     # ---- the change feed -------------------------------------------------------------
     async def test_changefeed_publish_pull_order(self, storage: dict[str, Any], tmp_path: Any) -> None:
