@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import os
+import re
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from faregate import hookimpl
@@ -68,7 +70,36 @@ def _run_all(db: sqlite3.Connection, statements: Statements) -> None:
         if len(rows) == 1:
             db.execute(sql, rows[0])
         elif rows:
-            db.executemany(sql, rows)
+            insert = _one_row_insert(sql)
+            if insert is None:
+                db.executemany(sql, rows)
+            else:
+                _insert_rows(db, *insert, rows)
+
+
+#: an INSERT of one row of placeholders and nothing after it (tortoise's bulk INSERT, the log rows')
+_ONE_ROW_INSERT = re.compile(r"(INSERT\s.+?\sVALUES\s*)(\(\s*\?(?:\s*,\s*\?)*\s*\))\s*", re.IGNORECASE | re.DOTALL)
+#: rows in one INSERT at most (and no more variables than the connection allows)
+MAX_INSERT_ROWS = 500
+
+
+@functools.lru_cache(maxsize=64)
+def _one_row_insert(sql: str) -> tuple[str, str] | None:
+    """``(head, row)`` of ``INSERT … VALUES (?, …)``, None for any other statement."""
+    found = _ONE_ROW_INSERT.fullmatch(sql)
+    return None if found is None else (found[1], found[2])
+
+
+def _insert_rows(db: sqlite3.Connection, head: str, row: str, rows: Sequence[Sequence[Any]]) -> None:
+    """Several rows as one ``INSERT … VALUES (…), (…)``, not ``executemany``: sqlite3 lets go
+    of the GIL around every step of a statement, once a row with ``executemany``, and under a
+    busy event loop each step's return waits for the GIL, woken at each of the loop's own
+    releases (futex calls, system time): a flush's log rows cost this thread more than the
+    rows themselves (docs/benchmarks.md)."""
+    per = max(1, min(MAX_INSERT_ROWS, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // max(1, len(rows[0]))))
+    for start in range(0, len(rows), per):
+        chunk = rows[start:start + per]
+        db.execute(head + ",".join([row] * len(chunk)), [value for values in chunk for value in values])
 
 
 @hookimpl(trylast=True)

@@ -47,6 +47,7 @@ from tortoise.models import Model
 from tortoise.transactions import in_transaction
 
 from faregate.billing.ledger import InsufficientQuota, LogEntry, QuotaLedger, sweep_dead_workers
+from faregate.billing.log_rows import log_insert
 from faregate.billing.statements import Statement, StatementBatch
 from faregate.billing.workers import release_worker
 from faregate.contracts import StorageBackend
@@ -572,6 +573,27 @@ class StorageConformance:
                 await writes.run()
         assert [(u.username, u.quota) for u in await m.User.filter(id__in=[first.id, second.id]).order_by("id")] \
             == [("statements-1", 33), ("statements-2", 22)]
+
+    async def test_run_statements_inserts_rows_in_order(self, storage: dict[str, Any],
+                                                        backend: StorageBackend) -> None:
+        """The flush's log rows (one INSERT, a row of values each): every row, in order (ids
+        rising with them); one that breaks a constraint undoes the others with the transaction."""
+        user = await m.User.create(username="inserted", quota=10)
+        entries = [_entry(user.id, 0, 0, 10 * i, f"insert-{i}") for i in range(1, 8)]
+        async with in_transaction() as conn:
+            writes = StatementBatch(conn, backend.run_statements)
+            writes.add_sql(*log_insert(entries, conn))
+            await writes.run()
+        rows = await m.Log.filter(user_id=user.id).order_by("id").values_list("request_id", "quota", "other")
+        assert rows == [(f"insert-{i}", 10 * i, '{"note":"conformance ✓"}') for i in range(1, 8)]
+
+        again = [_entry(user.id, 0, 0, 1, "insert-new"), _entry(user.id, 0, 0, 1, "insert-3")]  # taken
+        with pytest.raises(IntegrityError):
+            async with in_transaction() as conn:
+                writes = StatementBatch(conn, backend.run_statements)
+                writes.add_sql(*log_insert(again, conn))
+                await writes.run()
+        assert await m.Log.filter(request_id="insert-new").count() == 0
 
     async def test_ledger_settle_flush_is_consistent(self, storage: dict[str, Any], backend: StorageBackend) -> None:
         initial, token_initial = 5 * 2**31, 2**32 + 5
