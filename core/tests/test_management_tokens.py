@@ -7,6 +7,7 @@ import asyncio
 import logging
 import re
 import time
+from typing import Any
 
 import httpx
 import openai
@@ -25,6 +26,10 @@ async def second_user(gateway: GatewayServer, admin: AdminClient, name: str = "b
     assert body["success"], body
     http.headers["New-Api-User"] = str(body["data"]["id"])
     return http
+
+
+async def _nothing() -> None:
+    pass
 
 
 async def test_token_crud_and_reveal(gateway: GatewayServer, admin: AdminClient,
@@ -216,10 +221,68 @@ async def test_a_keys_quota_set_while_a_worker_leases_from_it_adds_up(gateway: G
     data = await admin.ok("POST", "/api/token/", json={"name": "leased", "remain_quota": 1_000_000})
     ledger = gateway.gateway.ledger
     owner = (await admin.ok("GET", "/api/user/self"))["id"]
-    # a worker leases from the key right after the update reads the leases
+    # a worker leases from the key right after the update reads the leases (the second read
+    # holding them: the first is the key's, with its leases, to check the update)
     leases = after_select(monkeypatch, lambda: ledger.reserve(owner, data["id"], 100), containing="quota_leases")
+    leases.append(_nothing)  # taken first: the list is taken from its end
     await admin.ok("PUT", "/api/token/", json={"id": data["id"], "name": "leased", "remain_quota": 5_000_000})
     monkeypatch.undo()
     assert not leases, "the lease was taken during the update"
     assert await m.QuotaLease.filter(kind="token", ref_id=data["id"]).exists()
     assert (await admin.ok("GET", f"/api/token/{data['id']}"))["remain_quota"] == 5_000_000
+
+
+#: a view of a key's balance, the body a PUT sends, and how many reads of the key's row come
+#: before the one it shows (a PUT's: its own before the write, the change feed's reload)
+TOKEN_VIEWS = [
+    ("GET", "/api/token/", None, 0),
+    ("GET", "/api/token/search?keyword=leased", None, 0),
+    ("GET", "/api/token/{id}", None, 0),
+    ("PUT", "/api/token/", {"name": "leased"}, 2),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "reads_before"), TOKEN_VIEWS,
+                         ids=[f"{method} {path}" for method, path, _, _ in TOKEN_VIEWS])
+async def test_a_keys_view_reads_its_quota_and_its_leases_at_one_instant(
+        gateway: GatewayServer, admin: AdminClient, monkeypatch: pytest.MonkeyPatch,
+        method: str, path: str, body: dict[str, Any] | None, reads_before: int) -> None:
+    """A worker takes a lease out of a key's quota right after the view reads the key's row:
+    the quota shown (the row's and the leases' together) is still what the key was given.
+    Read apart, the leases read after the row counted the new lease's quota twice."""
+    from faregate.testing.interleave import after_select
+
+    key = await admin.ok("POST", "/api/token/", json={"name": "leased", "remain_quota": 1_000_000})
+    ledger = gateway.gateway.ledger
+    owner = admin.user_id
+    assert owner is not None
+    leases = after_select(monkeypatch, lambda: ledger.reserve(owner, key["id"], 100), containing="remain_quota")
+    leases += [_nothing] * reads_before  # the earlier reads of the row first (the list is taken from its end)
+    json = None if body is None else {**body, "id": key["id"]}
+    data = await admin.ok(method, path.format(id=key["id"]), json=json)
+    monkeypatch.undo()
+    assert not leases, "the lease was taken during the request"
+    assert await m.QuotaLease.filter(kind="token", ref_id=key["id"]).exists()
+    shown = next(t for t in data["items"] if t["id"] == key["id"]) if "items" in data else data
+    assert shown["remain_quota"] == 1_000_000
+
+
+async def test_a_key_whose_quota_a_flush_gives_back_meanwhile_is_enabled(
+        gateway: GatewayServer, admin: AdminClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A disabled key whose whole quota a worker holds leased and unused is enabled while the
+    worker's flush gives the lease back to the key: its quota never ran out. Read apart, the key
+    (0 left in its row) before the flush and its leases (none left) after: "used up"."""
+    from faregate.testing.interleave import after_select
+
+    key = await admin.ok("POST", "/api/token/", json={"name": "leased", "remain_quota": 10_000})
+    ledger = gateway.gateway.ledger
+    assert admin.user_id is not None
+    assert (await ledger.reserve(admin.user_id, key["id"], 10_000)).refund()  # leased whole, unused
+    assert (await m.Token.get(id=key["id"])).remain_quota == 0
+    await admin.ok("PUT", "/api/token/?status_only=1", json={"id": key["id"], "status": m.TOKEN_DISABLED})
+    flushes = after_select(monkeypatch, lambda: ledger.flush(return_all=True), containing="remain_quota")
+    enabled = await admin.ok("PUT", "/api/token/?status_only=1", json={"id": key["id"], "status": m.TOKEN_ENABLED})
+    monkeypatch.undo()
+    assert not flushes, "the flush ran during the update"
+    assert (await m.Token.get(id=key["id"])).remain_quota == 10_000  # given back
+    assert enabled["status"] == m.TOKEN_ENABLED and enabled["remain_quota"] == 10_000

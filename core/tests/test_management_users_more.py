@@ -4,7 +4,10 @@ deletion, invitation code."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
+import pytest
 
 from faregate.db import models as m
 from faregate.testing.harness import ROOT_PASSWORD, AdminClient, GatewayServer
@@ -160,3 +163,45 @@ async def test_admin_views_count_the_quota_workers_hold(gateway: GatewayServer, 
     assert listed["quota"] == found["quota"] == detail["quota"] == me["quota"]
     stored = (await m.User.get(id=admin.user_id)).quota
     assert me["quota"] > stored
+
+
+async def _nothing() -> None:
+    pass
+
+
+#: a view of the user's balance, the body a PUT sends, and how many reads of the user's row
+#: come before the one it shows (a PUT's: its own before the write, the change feed's reload)
+USER_VIEWS = [
+    ("GET", "/api/user/self", None, 0),
+    ("GET", "/api/user/", None, 0),
+    ("GET", "/api/user/search?keyword=root", None, 0),
+    ("GET", "/api/user/{id}", None, 0),
+    ("PUT", "/api/user/", {"remark": "leased"}, 2),
+    ("PUT", "/api/user/self", {"display_name": "leased"}, 2),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "reads_before"), USER_VIEWS,
+                         ids=[f"{method} {path}" for method, path, _, _ in USER_VIEWS])
+async def test_a_users_view_reads_the_quota_and_its_leases_at_one_instant(
+        gateway: GatewayServer, admin: AdminClient, monkeypatch: pytest.MonkeyPatch,
+        method: str, path: str, body: dict[str, Any] | None, reads_before: int) -> None:
+    """A worker takes a lease out of the user's quota right after the view reads the user's
+    row: the quota shown (the row's and the leases' together) is still what the user has.
+    Read apart, the leases read after the row counted the new lease's quota twice."""
+    from faregate.testing.interleave import after_select
+
+    assert admin.user_id is not None
+    total = (await m.User.get(id=admin.user_id)).quota
+    assert not await m.QuotaLease.filter(kind="user", ref_id=admin.user_id).exists()
+    ledger = gateway.gateway.ledger
+    owner = admin.user_id
+    leases = after_select(monkeypatch, lambda: ledger.reserve(owner, None, 100), containing="aff_history")
+    leases += [_nothing] * reads_before  # the earlier reads of the row first (the list is taken from its end)
+    json = None if body is None else {**body, "id": owner} if method == "PUT" and "self" not in path else body
+    data = await admin.ok(method, path.format(id=owner), json=json)
+    monkeypatch.undo()
+    assert not leases, "the lease was taken during the request"
+    assert await m.QuotaLease.filter(kind="user", ref_id=owner).exists()
+    shown = next(u for u in data["items"] if u["id"] == owner) if "items" in data else data
+    assert shown["quota"] == total

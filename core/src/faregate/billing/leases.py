@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from tortoise.exceptions import OperationalError
 from tortoise.expressions import F, RawSQL, Subquery
@@ -28,6 +28,10 @@ from faregate.db.deadlocks import is_deadlock
 if TYPE_CHECKING:
     from tortoise.backends.base.client import BaseDBAsyncClient
     from tortoise.models import Model
+    from tortoise.queryset import QuerySet
+
+
+ModelT = TypeVar("ModelT", bound="Model")
 
 
 class InsufficientQuota(Exception):
@@ -87,17 +91,29 @@ async def return_to_balance(kind: str, ref_id: int, amount: int, conn: BaseDBAsy
     await model.filter(id=ref_id).using_db(conn).update(**{column: F(column) + amount})
 
 
-async def row_with_held(kind: str, ref_id: int, *columns: str) -> dict[str, Any] | None:
-    """The user's (``kind`` ``user``) or key's (``token``) row's ``columns`` and ``held``, what
-    every worker's leases of it hold, read in one statement: a flush moving spent quota out of
-    a lease row and into ``used_quota`` meanwhile is seen on one side, never on both (two reads
-    counted it twice: a key's quota shown 0.02 $ above what it was given) or neither. None when
-    the row is gone."""
+def with_held(kind: str, query: QuerySet[ModelT]) -> QuerySet[ModelT]:
+    """``query`` (of users for ``kind`` ``user``, of keys for ``token``) with each row's ``held``,
+    what every worker's leases of it hold (:func:`held_of`), read by the row's own statement: a
+    flush or a lease moving quota between the row and its leases meanwhile is seen on one side,
+    never on both (the leases read after the row counted it twice) or neither."""
     model, _ = _balance(kind)
     # the outer row's id, named by its table (a bare "id" would be the subquery's own)
     outer_id = RawSQL(f"{model._meta.db_table}.id")
     leases = m.QuotaLease.filter(kind=kind, ref_id=outer_id).annotate(total=Sum("held")).values("total")
-    rows = await model.filter(id=ref_id).annotate(held=Subquery(leases)).values(*columns, "held")
+    return query.annotate(held=Subquery(leases))
+
+
+def held_of(row: Model) -> int:
+    """The ``held`` of a row read through :func:`with_held`."""
+    return int(vars(row)["held"] or 0)  # an annotation, no attribute of the model type
+
+
+async def row_with_held(kind: str, ref_id: int, *columns: str) -> dict[str, Any] | None:
+    """The user's (``kind`` ``user``) or key's (``token``) row's ``columns`` and ``held``, what
+    every worker's leases of it hold, read in one statement (:func:`with_held`): a key's quota
+    read in two was shown 0.02 $ above what it was given. None when the row is gone."""
+    model, _ = _balance(kind)
+    rows = await with_held(kind, model.filter(id=ref_id)).values(*columns, "held")
     if not rows:
         return None
     row = dict(rows[0])

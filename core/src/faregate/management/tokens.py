@@ -12,7 +12,7 @@ from quart_schema import document_response, validate_request
 from tortoise.expressions import F, Q
 
 from faregate.accounts.key_options import KeyCapReached, issue_key_under_cap
-from faregate.billing.leases import row_with_held
+from faregate.billing.leases import held_of, row_with_held, with_held
 from faregate.db import models as m
 from faregate.management.common import (
     BadInput,
@@ -52,19 +52,16 @@ def _view(row: m.Token, held: int) -> dict[str, Any]:
     }
 
 
-async def token_view(row: m.Token) -> dict[str, Any]:
-    return _view(row, await gateway().ledger.held_for("token", row.id))
+def token_views(rows: list[m.Token]) -> list[dict[str, Any]]:
+    """Views of keys read through :func:`~faregate.billing.leases.with_held` (each row with its
+    leases' holdings in one statement: two reads showed a flush's quota twice or not at all)."""
+    return [_view(r, held_of(r)) for r in rows]
 
 
-async def token_views(rows: list[m.Token]) -> list[dict[str, Any]]:
-    """Views of a page of tokens, with one lease query rather than one per token."""
-    held: dict[int, int] = {}
-    if rows:
-        leases = await m.QuotaLease.filter(kind="token", ref_id__in=[r.id for r in rows]).values_list(
-            "ref_id", "held")
-        for ref_id, amount in leases:
-            held[ref_id] = held.get(ref_id, 0) + amount
-    return [_view(r, held.get(r.id, 0)) for r in rows]
+async def token_view(token_id: int) -> dict[str, Any]:
+    """The view of a key that exists, read in one statement."""
+    row = await with_held("token", m.Token.filter(id=token_id)).get()
+    return _view(row, held_of(row))
 
 
 class TokenView(Shape):
@@ -157,8 +154,8 @@ def check_group(fields: dict[str, Any], me: Principal) -> None:
 @require(m.ROLE_USER)
 @document_response(Ok[Page[TokenView]])
 async def list_tokens(me: Principal) -> Response:
-    rows, total, page, size = await page_rows(m.Token.filter(user_id=me.user.id))
-    return ok(page_data(await token_views(rows), total, page, size))
+    rows, total, page, size = await page_rows(with_held("token", m.Token.filter(user_id=me.user.id)))
+    return ok(page_data(token_views(rows), total, page, size))
 
 
 @blueprint.get("/api/token/search")
@@ -177,7 +174,7 @@ async def search_tokens(me: Principal) -> Response:
         return fail("search text too long")
     if "\x00" in keyword + fragment:
         return fail("invalid search text")
-    query = m.Token.filter(user_id=me.user.id)
+    query = with_held("token", m.Token.filter(user_id=me.user.id))  # count() drops the leases' subquery
     if keyword:
         query = query.filter(name__icontains=keyword)
     if len(fragment) == KEY_LENGTH:
@@ -189,17 +186,17 @@ async def search_tokens(me: Principal) -> Response:
     total = min(await query.count(), SEARCH_LIMIT)
     offset = (page - 1) * size
     rows = [] if offset >= total else await query.order_by("-id").offset(offset).limit(min(size, total - offset))
-    return ok(page_data(await token_views(rows), total, page, size))
+    return ok(page_data(token_views(rows), total, page, size))
 
 
 @blueprint.get("/api/token/<token_id>")
 @require(m.ROLE_USER)
 @document_response(Ok[TokenView])
 async def get_token(token_id: str, me: Principal) -> Response:
-    row = await m.Token.get_or_none(id=parse_id(token_id), user_id=me.user.id)
+    row = await with_held("token", m.Token.filter(id=parse_id(token_id), user_id=me.user.id)).first()
     if row is None:
         return fail("token not found")
-    return ok(await token_view(row))
+    return ok(token_views([row])[0])
 
 
 @blueprint.post("/api/token/")
@@ -219,7 +216,7 @@ async def create_token(data: TokenCreate, me: Principal) -> Response:
     except KeyCapReached as refused:
         return fail(str(refused))
     await gw.feed.publish("token", row.id)
-    return ok(await token_view(row))
+    return ok(await token_view(row.id))
 
 
 @blueprint.put("/api/token/")
@@ -230,7 +227,9 @@ async def update_token(data: TokenUpdate, me: Principal) -> Response:
     """Partial update (absent fields keep their value); ``?status_only=1`` changes
     only the status. An expired or exhausted key cannot be re-enabled."""
     fields = token_fields(data)
-    row = await m.Token.get_or_none(id=data.id, user_id=me.user.id)
+    # with its leases' holdings, in one statement: whether the key is exhausted is decided on
+    # one instant's balance (a flush between two reads showed its quota twice or not at all)
+    row = await with_held("token", m.Token.filter(id=data.id, user_id=me.user.id)).first()
     if row is None:
         return fail("token not found")
     if request.args.get("status_only"):
@@ -242,8 +241,7 @@ async def update_token(data: TokenUpdate, me: Principal) -> Response:
         if expires != -1 and expires < time.time():
             return fail("the key has expired; change its expiry time first")
         unlimited = fields.get("unlimited_quota", row.unlimited_quota)
-        held = await gw.ledger.held_for("token", row.id)
-        if not unlimited and fields.get("remain_quota", row.remain_quota + held) <= 0:
+        if not unlimited and fields.get("remain_quota", row.remain_quota + held_of(row)) <= 0:
             return fail("the key's quota is used up; raise it first")
     if "remain_quota" in fields:
         # the stored balance excludes quota leased by workers: the owner asks for a total, so
@@ -257,7 +255,7 @@ async def update_token(data: TokenUpdate, me: Principal) -> Response:
     if fields:
         await m.Token.filter(id=row.id).update(**fields)
     await gw.feed.publish("token", row.id)
-    return ok(await token_view(await m.Token.get(id=row.id)))
+    return ok(await token_view(row.id))
 
 
 @blueprint.delete("/api/token/<token_id>")

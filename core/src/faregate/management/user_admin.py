@@ -15,7 +15,7 @@ from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
 from faregate.accounts.sessions import revoke_sessions
-from faregate.billing.leases import row_with_held
+from faregate.billing.leases import row_with_held, with_held
 from faregate.billing.pricing import MAX_QUOTA
 from faregate.db import models as m
 from faregate.management.common import (
@@ -32,7 +32,7 @@ from faregate.management.common import (
 )
 from faregate.management.openapi import Body, Done, Ok, Page, RowId, Shape
 from faregate.management.system import PASSWORD_MAX, USERNAME_MAX, check_password
-from faregate.management.users import DISPLAY_NAME_MAX, Short, Stripped, UserEcho, UserView, user_view, user_views
+from faregate.management.users import DISPLAY_NAME_MAX, Short, Stripped, UserEcho, UserView, user_views
 from faregate.principals import Principal
 from faregate.security.passwords import hash_password_async
 
@@ -65,8 +65,8 @@ async def search_users(me: Principal) -> Response:
         query = query.filter(keyword_match(keyword, "username", "display_name", "email"))
     if group:
         query = query.filter(group=group)
-    rows, total, page, size = await page_rows(query)
-    return ok(page_data(await user_views(rows), total, page, size))
+    rows, total, page, size = await page_rows(with_held("user", query))
+    return ok(page_data(user_views(rows), total, page, size))
 
 
 class UserUpdate(UserEcho):
@@ -133,8 +133,7 @@ async def update_user(data: UserUpdate, me: Principal) -> Response:
     await gw.feed.publish("user", row.id)
     if "password_hash" in fields:  # a password set by an admin ends the user's sessions
         await revoke_sessions(gw.feed, row.id)
-    fresh = await m.User.get(id=row.id)
-    return ok(user_view(fresh, quota_held=await gw.ledger.held_for("user", row.id)))
+    return ok(user_views([await with_held("user", m.User.filter(id=row.id)).get()])[0])
 
 
 class ManageUser(Body):

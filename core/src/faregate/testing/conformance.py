@@ -46,6 +46,7 @@ from tortoise.fields.base import Field
 from tortoise.models import Model
 from tortoise.transactions import in_transaction
 
+from faregate.billing.leases import held_of, row_with_held, with_held
 from faregate.billing.ledger import InsufficientQuota, LogEntry, QuotaLedger, sweep_dead_workers
 from faregate.billing.log_rows import log_insert
 from faregate.billing.statements import Statement, StatementBatch
@@ -463,6 +464,24 @@ class StorageConformance:
         assert got == [(hour, "a", 2, 30, 32), (hour, "b", 1, 1, 2), (hour + 3600, "a", 1, 40, 41)]
         by_user = await consumption_by_model_hour(query.filter(model_name="b"), "user_id", "username")
         assert [(r["user_id"], r["username"], r["quota"]) for r in by_user] == [(7, "u7", 1)]
+
+    async def test_balances_read_with_their_leases(self, storage: dict[str, Any]) -> None:
+        """Users and keys read with what their leases hold in the same statement (a correlated
+        subquery the list views page through): only the row's own leases of its own kind."""
+        users = [await m.User.create(username=f"held{i}", quota=100 * i) for i in range(3)]
+        key = await m.Token.create(id=users[0].id, user_id=users[0].id, key_hash="h" * 64, key_enc="e",
+                                   key_mask="m", remain_quota=5)  # the same id as a user
+        await m.QuotaLease.bulk_create([m.QuotaLease(worker="w1", kind="user", ref_id=users[1].id, held=7),
+                                        m.QuotaLease(worker="w2", kind="user", ref_id=users[1].id, held=2**34),
+                                        m.QuotaLease(worker="w1", kind="token", ref_id=key.id, held=9)])
+        query = with_held("user", m.User.filter(username__startswith="held"))
+        page = await query.order_by("-id").offset(1).limit(2)
+        assert [(u.username, u.quota, held_of(u)) for u in page] == [("held1", 100, 7 + 2**34), ("held0", 0, 0)]
+        assert await query.count() == 3
+        got = await with_held("token", m.Token.filter(user_id=users[0].id)).first()
+        assert got is not None and (got.remain_quota, held_of(got)) == (5, 9)
+        assert await row_with_held("user", users[1].id, "quota") == {"quota": 100, "held": 7 + 2**34}
+        assert await row_with_held("token", key.id + 1000, "remain_quota") is None
 
     # ---- concurrency -----------------------------------------------------------------
     async def test_conditional_update_never_overdraws(self, storage: dict[str, Any]) -> None:
