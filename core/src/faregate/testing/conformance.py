@@ -60,6 +60,7 @@ from faregate.db.storage import (
     shipped_migrations,
     tortoise_config,
 )
+from faregate.testing import seeded_servers
 from faregate.testing.example_tables import APP as EXAMPLE_APP
 from faregate.testing.example_tables import EXAMPLE_TABLES
 
@@ -203,8 +204,9 @@ class StorageConformance:
 
     @pytest_asyncio.fixture
     async def storage(self, storage_config: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
-        """A migrated database, open through the ORM for the test."""
-        await migrate(storage_config)
+        """A migrated database, open through the ORM for the test (a copy of one migrated once
+        per test process where the engine allows: :mod:`faregate.testing.seeded_servers`)."""
+        await seeded_servers.migrated(storage_config)
         await open_storage(storage_config)
         try:
             yield storage_config
