@@ -18,9 +18,12 @@ fixture that yields the URL of a fresh, empty database (and drops it afterwards)
             drop_database(name)
 
 The suite applies the core's migrations itself (the same calls ``faregate serve``
-makes), so the database must be empty. Tortoise keeps one global ORM context per
-process: every test opens storage and closes it before the next one starts, and the
-end-to-end test lets the gateway under test own the context.
+makes), so the database must be empty; on MariaDB/MySQL and PostgreSQL the tests that only
+need the migrated schema copy a database migrated once per test process instead
+(:mod:`faregate.testing.seeded_servers`; PostgreSQL's copy makes ``db_url``'s database
+again). Tortoise keeps one global ORM context per process: every test opens storage and
+closes it before the next one starts, and the end-to-end test lets the gateway under test
+own the context.
 """
 
 from __future__ import annotations
