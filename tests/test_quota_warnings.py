@@ -21,7 +21,7 @@ from tortoise.queryset import ValuesQuery
 
 from faregate import jsonutil
 from faregate.billing.leases import lease_from_db
-from faregate.billing.quota_warnings import format_quota, warning
+from faregate.billing.quota_warnings import QuotaWarnings, format_quota, warning
 from faregate.db import models as m
 from faregate.default_plugins.options import core_options
 from faregate.testing.harness import AdminClient, GatewayServer
@@ -279,6 +279,27 @@ def test_the_warning_shows_quota_as_the_site_does() -> None:
     # the quota per unit scales the money, whatever the currency
     assert shown(**{**custom, "QuotaPerUnit": "1000000"}) == "JP\u00a5185.185050"
     assert warning(quota, core_options({"general_setting.quota_display_type": "TOKENS"})).values[1] == "1234567 quota"
+
+
+async def test_closing_ends_the_pause_between_checks() -> None:
+    """The gateway's stop waits for the warnings' task: a close during the pause after a check
+    ends the task then, not when the pause (``interval``) runs out."""
+    checked: list[list[int]] = []
+
+    async def check(user_ids: Any) -> list[int]:
+        checked.append(list(user_ids))
+        return []
+
+    warnings = QuotaWarnings(lambda: core_options({}), {}, asyncio.ensure_future, interval=3600)
+    warnings.check = check  # type: ignore[method-assign]
+    warnings.charged([7])
+    task = warnings._task
+    assert task is not None
+    while not checked:
+        await asyncio.sleep(0)
+    warnings.close()
+    await asyncio.wait_for(task, 60)  # an hour's pause otherwise
+    assert checked == [[7]]
 
 
 @pytest.fixture(params=["sqlite", pytest.param("mariadb", marks=pytest.mark.mariadb),

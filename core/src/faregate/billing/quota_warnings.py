@@ -19,6 +19,7 @@ webhook is not called again on every request."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
@@ -98,6 +99,9 @@ class QuotaWarnings:
         self.interval = interval
         self.pending: set[int] = set()
         self.closed = False
+        #: set by close(): the loop's pause between checks ends at once (the gateway's stop
+        #: waits for the loop, which used to sleep out up to ``interval`` with nothing to do)
+        self._closing = asyncio.Event()
         self._task: asyncio.Task[Any] | None = None
 
     # -- told by the ledger (synchronous, cheap) ---------------------------------------
@@ -116,6 +120,7 @@ class QuotaWarnings:
     def close(self) -> None:
         self.closed = True
         self.pending.clear()
+        self._closing.set()
 
     async def _run(self) -> None:
         while self.pending and not self.closed:
@@ -125,7 +130,8 @@ class QuotaWarnings:
                     await self.check(batch[start:start + BATCH])
                 except Exception:
                     log.exception("quota warnings: the check failed")
-            await asyncio.sleep(self.interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), self.interval)
 
     # -- the check ---------------------------------------------------------------------
     async def check(self, user_ids: Collection[int]) -> list[int]:

@@ -18,9 +18,12 @@ fixture that yields the URL of a fresh, empty database (and drops it afterwards)
             drop_database(name)
 
 The suite applies the core's migrations itself (the same calls ``faregate serve``
-makes), so the database must be empty. Tortoise keeps one global ORM context per
-process: every test opens storage and closes it before the next one starts, and the
-end-to-end test lets the gateway under test own the context.
+makes), so the database must be empty; on MariaDB/MySQL and PostgreSQL the tests that only
+need the migrated schema copy a database migrated once per test process instead
+(:mod:`faregate.testing.seeded_servers`; PostgreSQL's copy makes ``db_url``'s database
+again). Tortoise keeps one global ORM context per process: every test opens storage and
+closes it before the next one starts, and the end-to-end test lets the gateway under test
+own the context.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from faregate.db.storage import (
     shipped_migrations,
     tortoise_config,
 )
+from faregate.testing import seeded_servers
 from faregate.testing.example_tables import APP as EXAMPLE_APP
 from faregate.testing.example_tables import EXAMPLE_TABLES
 
@@ -206,8 +210,9 @@ class StorageConformance:
 
     @pytest_asyncio.fixture
     async def storage(self, storage_config: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
-        """A migrated database, open through the ORM for the test."""
-        await migrate(storage_config)
+        """A migrated database, open through the ORM for the test (a copy of one migrated once
+        per test process where the engine allows: :mod:`faregate.testing.seeded_servers`)."""
+        await seeded_servers.migrated(storage_config)
         await open_storage(storage_config)
         try:
             yield storage_config
