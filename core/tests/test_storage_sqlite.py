@@ -80,20 +80,21 @@ async def test_a_transaction_that_read_first_still_writes_after_another_process_
 
 
 def test_rows_of_an_insert_go_in_one_statement_within_the_variable_limit() -> None:
-    """SQLite's run_statements sends several rows of an INSERT as one ``INSERT … VALUES (…),
-    (…)`` (executemany steps once a row, each step a GIL hand-over), as many statements as the
-    connection's variable limit needs, the rows in order; anything else still runs per row."""
+    """SQLite's run_statements sends several rows of an INSERT as ``INSERT … VALUES (…), (…)``
+    (executemany steps once a row, each step a GIL hand-over): statements of a power of two rows
+    (so their SQL is cached), within the connection's variable limit, the rows in order;
+    anything else still runs per row."""
     db = sqlite3.connect(":memory:", isolation_level=None)
     db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a INT, b TEXT)")
     run: list[str] = []
     db.set_trace_callback(run.append)  # each statement run, its values written in
-    _run_all(db, [("INSERT INTO t (a, b) VALUES (?, ?)", [(i, f"r{i}") for i in range(5)])])
-    assert [sql.count("'r") for sql in run] == [5]
+    _run_all(db, [("INSERT INTO t (a, b) VALUES (?, ?)", [(i, f"r{i}") for i in range(22)])])
+    assert [sql.count("'r") for sql in run] == [16, 4, 2]
     run.clear()
-    db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 4)  # two rows of two values a statement
-    _run_all(db, [("INSERT INTO t (a, b) VALUES (?, ?)", [(i, f"r{i}") for i in range(5, 10)]),
+    db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 7)  # three rows of two values fit: two a statement
+    _run_all(db, [("INSERT INTO t (a, b) VALUES (?, ?)", [(i, f"r{i}") for i in range(22, 27)]),
                   ("UPDATE t SET a = a + ? WHERE id = ?", [(100, 1), (100, 2)])])
     assert [sql.count("'r") for sql in run[:3]] == [2, 2, 1]
     assert len(run) == 5  # and the UPDATE once per row
     assert db.execute("SELECT a, b FROM t ORDER BY id").fetchall() == \
-        [(100, "r0"), (101, "r1"), *[(i, f"r{i}") for i in range(2, 10)]]
+        [(100, "r0"), (101, "r1"), *[(i, f"r{i}") for i in range(2, 27)]]

@@ -80,7 +80,7 @@ def _run_all(db: sqlite3.Connection, statements: Statements) -> None:
 #: an INSERT of one row of placeholders and nothing after it (tortoise's bulk INSERT, the log rows')
 _ONE_ROW_INSERT = re.compile(r"(INSERT\s.+?\sVALUES\s*)(\(\s*\?(?:\s*,\s*\?)*\s*\))\s*", re.IGNORECASE | re.DOTALL)
 #: rows in one INSERT at most (and no more variables than the connection allows)
-MAX_INSERT_ROWS = 500
+MAX_INSERT_ROWS = 256
 
 
 @functools.lru_cache(maxsize=64)
@@ -95,11 +95,17 @@ def _insert_rows(db: sqlite3.Connection, head: str, row: str, rows: Sequence[Seq
     of the GIL around every step of a statement, once a row with ``executemany``, and under a
     busy event loop each step's return waits for the GIL, woken at each of the loop's own
     releases (futex calls, system time): a flush's log rows cost this thread more than the
-    rows themselves (docs/benchmarks.md)."""
-    per = max(1, min(MAX_INSERT_ROWS, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // max(1, len(rows[0]))))
-    for start in range(0, len(rows), per):
-        chunk = rows[start:start + per]
-        db.execute(head + ",".join([row] * len(chunk)), [value for values in chunk for value in values])
+    rows themselves (docs/benchmarks.md). Statements of a power of two rows each (22 rows: 16, 4
+    and 2), so a few SQL texts serve every batch from sqlite3's statement cache, where one of
+    each batch's own size was parsed anew most times."""
+    fit = max(1, min(MAX_INSERT_ROWS, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // max(1, len(rows[0]))))
+    most = 1 << (fit.bit_length() - 1)  # the largest power of two that fits
+    start = 0
+    while start < len(rows):
+        size = min(most, 1 << ((len(rows) - start).bit_length() - 1))
+        chunk = rows[start:start + size]
+        db.execute(head + ",".join([row] * size), [value for values in chunk for value in values])
+        start += size
 
 
 @hookimpl(trylast=True)
