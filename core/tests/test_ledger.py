@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,12 +15,12 @@ from tortoise import Tortoise
 from faregate import gateway as gateway_module
 from faregate.billing import flushing as flushing_module
 from faregate.billing import ledger as ledger_module
-from faregate.billing import pending as pending_module
 from faregate.billing.ledger import InsufficientQuota, LogEntry, QuotaLedger, sweep_dead_workers
 from faregate.billing.workers import release_worker
 from faregate.db import models as m
 from faregate.db import storage
 from faregate.default_plugins.storage_sqlite import SQLiteBackend
+from faregate.testing.interleave import flush_dying_at_commit
 
 INITIAL = 10_000
 
@@ -277,26 +276,6 @@ async def test_a_batch_whose_commit_failed_is_written_once(db, monkeypatch, land
     assert (await m.User.get(id=db.id)).used_quota == 200
 
 
-def dying_at_commit(landed: bool) -> tuple[Any, list[int]]:
-    """A stand-in for the flush's ``in_transaction``: the first transaction's connection dies
-    at its commit, after it (``landed``) or before (rolled back)."""
-    real = pending_module.in_transaction
-    failures = [1]
-
-    @contextlib.asynccontextmanager
-    async def transaction() -> AsyncIterator[Any]:
-        async with real() as conn:
-            yield conn
-            if failures and not landed:
-                failures.pop()
-                raise ConnectionResetError("the server closed the connection")  # rolled back
-        if failures:
-            failures.pop()
-            raise ConnectionResetError("the server closed the connection")  # after the commit
-
-    return transaction, failures
-
-
 @pytest.mark.parametrize("landed", [True, False])
 async def test_a_lease_return_whose_commit_failed_is_credited_once(db, monkeypatch, landed):
     """Issue 29: a flush that only gives a lease back has no log row to look it up by. Its
@@ -305,7 +284,6 @@ async def test_a_lease_return_whose_commit_failed_is_credited_once(db, monkeypat
     twice (and the lease row went negative); then it counted as written, so had it not landed
     the lease row kept the money until the worker stopped. The worker's row now tells (the
     number each flush writes into it): credited once, at once, either way."""
-    transaction, failures = dying_at_commit(landed)
 
     ledger = QuotaLedger(min_chunk=1000, lease_idle=0)  # every lease not in use goes back
     await ledger.start()
@@ -314,7 +292,7 @@ async def test_a_lease_return_whose_commit_failed_is_credited_once(db, monkeypat
     assert res.refund()
     quota, held, _ = await balance_parts(db.id)
     assert held > 0 and quota + held == INITIAL
-    monkeypatch.setattr(pending_module, "in_transaction", transaction)
+    failures = flush_dying_at_commit(monkeypatch, landed=landed)
     with pytest.raises(ConnectionResetError):
         await ledger.flush()  # the return only, its commit failed
     assert failures == []
@@ -330,13 +308,12 @@ async def test_a_charge_without_a_log_row_whose_commit_failed_is_taken_once(db, 
     lease spent) has nothing in the logs to look it up by. Taken as written when its commit
     failed, so had it not landed the lease row kept the spent quota and gave it back to the
     user when the worker stopped: the charge was lost. The worker's row tells now."""
-    transaction, failures = dying_at_commit(landed)
     ledger = QuotaLedger(min_chunk=1000)
     await ledger.start()
     ledger._task.cancel()  # flush by hand
     res = await ledger.reserve(db.id, None, 300)
     assert res.settle(120, None)
-    monkeypatch.setattr(pending_module, "in_transaction", transaction)
+    failures = flush_dying_at_commit(monkeypatch, landed=landed)
     with pytest.raises(ConnectionResetError):
         await ledger.flush()
     assert failures == []
@@ -351,13 +328,12 @@ async def test_a_charge_without_a_log_row_whose_commit_failed_is_taken_once(db, 
 async def test_a_flush_in_doubt_when_its_worker_was_swept_is_told_by_its_log_row(db, monkeypatch, landed):
     """The worker's row is gone (swept while the database was away): a log row of the batch
     tells whether it landed, and the charge is taken once (the sweeper returned the lease)."""
-    transaction, failures = dying_at_commit(landed)
     ledger = QuotaLedger(min_chunk=1000)
     await ledger.start()
     ledger._task.cancel()  # flush by hand
     res = await ledger.reserve(db.id, None, 300)
     assert res.settle(120, entry(db.id, 120, "doubt"))
-    monkeypatch.setattr(pending_module, "in_transaction", transaction)
+    failures = flush_dying_at_commit(monkeypatch, landed=landed)
     with pytest.raises(ConnectionResetError):
         await ledger.flush()
     assert failures == []

@@ -69,6 +69,7 @@ from faregate.db.storage import (
 from faregate.testing import seeded_servers
 from faregate.testing.example_tables import APP as EXAMPLE_APP
 from faregate.testing.example_tables import EXAMPLE_TABLES
+from faregate.testing.interleave import flush_dying_at_commit
 
 __all__ = ["StorageConformance", "installed_storage_backends", "model_classes", "pick_backend", "tortoise_config"]
 
@@ -721,19 +722,6 @@ class StorageConformance:
         flush reads the worker's row (``workers.flushed``, a locking read) and writes the flush
         again only if it did not land. Its charge has no log row (consume logs off), its lease
         goes back in the same flush: nothing else could tell."""
-        failures = [1]
-
-        @contextlib.asynccontextmanager
-        async def dying_at_commit() -> AsyncIterator[Any]:
-            async with in_transaction() as conn:
-                yield conn
-                if failures and not landed:
-                    failures.pop()
-                    raise ConnectionResetError("the server closed the connection")  # rolled back
-            if failures:
-                failures.pop()
-                raise ConnectionResetError("the server closed the connection")  # after the commit
-
         initial = 100_000
         user = await m.User.create(username="in-doubt", quota=initial)
         ledger = QuotaLedger(flush_interval=60, lease_idle=0, min_chunk=1000, worker_id="w-doubt",
@@ -741,7 +729,7 @@ class StorageConformance:
         await ledger.start()
         try:
             assert (await ledger.reserve(user.id, None, 300)).settle(120, None)
-            monkeypatch.setattr("faregate.billing.pending.in_transaction", dying_at_commit)
+            failures = flush_dying_at_commit(monkeypatch, landed=landed)
             with pytest.raises(ConnectionResetError):
                 await ledger.flush()
             assert failures == []

@@ -1,10 +1,12 @@
 """Running something between two statements of the code under test: what another worker (a
 flush, a lease taken by a request in flight) could do at that moment, made to happen there,
-so a read-then-write race is tested every time rather than once in many runs."""
+so a read-then-write race is tested every time rather than once in many runs; and a billing
+flush's connection dying at its commit (:func:`flush_dying_at_commit`)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -34,3 +36,26 @@ def after_select(monkeypatch: pytest.MonkeyPatch, action: Callable[[], Awaitable
     for name in ("execute_query", "execute_query_dict"):
         monkeypatch.setattr(client, name, wrapped(name))
     return pending
+
+
+def flush_dying_at_commit(monkeypatch: pytest.MonkeyPatch, *, landed: bool) -> list[int]:
+    """The billing flush's next transaction (``faregate.billing.pending.in_transaction``) loses
+    its connection at the commit: after it (``landed``, the server committed) or before (rolled
+    back); later ones run as they are. Returns a list that is empty once the failure happened."""
+    from tortoise.transactions import in_transaction
+
+    failures = [1]
+
+    @contextlib.asynccontextmanager
+    async def transaction() -> AsyncIterator[Any]:
+        async with in_transaction() as conn:
+            yield conn
+            if failures and not landed:
+                failures.pop()
+                raise ConnectionResetError("the server closed the connection")  # rolled back
+        if failures:
+            failures.pop()
+            raise ConnectionResetError("the server closed the connection")  # after the commit
+
+    monkeypatch.setattr("faregate.billing.pending.in_transaction", transaction)
+    return failures
