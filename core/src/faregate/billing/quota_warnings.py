@@ -98,11 +98,14 @@ class QuotaWarnings:
         self.spawn = spawn
         self.interval = interval
         self.pending: set[int] = set()
-        self.closed = False
         #: set by close(): the loop's pause between checks ends at once (the gateway's stop
         #: waits for the loop, which used to sleep out up to ``interval`` with nothing to do)
         self._closing = asyncio.Event()
         self._task: asyncio.Task[Any] | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closing.is_set()
 
     # -- told by the ledger (synchronous, cheap) ---------------------------------------
     def charged(self, user_ids: Iterable[int]) -> None:
@@ -118,9 +121,8 @@ class QuotaWarnings:
     recheck = charged
 
     def close(self) -> None:
-        self.closed = True
-        self.pending.clear()
         self._closing.set()
+        self.pending.clear()
 
     async def _run(self) -> None:
         while self.pending and not self.closed:
