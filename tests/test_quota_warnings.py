@@ -20,7 +20,7 @@ import pytest_asyncio
 from tortoise.queryset import ValuesQuery
 
 from faregate import jsonutil
-from faregate.billing.leases import lease_from_db
+from faregate.billing.leases import lease_from_db, row_with_held
 from faregate.billing.quota_warnings import QuotaWarnings, format_quota, warning
 from faregate.db import models as m
 from faregate.default_plugins.options import core_options
@@ -133,8 +133,9 @@ async def test_one_signed_webhook_per_crossing(make_gateway: Any, fake_openai: F
         row = await m.Log.filter(type=m.LOG_CONSUME).order_by("-id").first()
         assert row is not None
         per_request = row.quota
-        user = await m.User.get(id=root_id)
-        if user.quota + await server.gateway.ledger.held_for("user", root_id) - per_request < 50_000:
+        user = await row_with_held("user", root_id, "quota")
+        assert user is not None
+        if user["quota"] + user["held"] - per_request < 50_000:
             break
         assert receiver.received == []
     await _ask(server, key)  # this one crosses
@@ -159,7 +160,9 @@ async def test_one_signed_webhook_per_crossing(make_gateway: Any, fake_openai: F
     await _settled(server)
     assert not await m.QuotaWarning.filter(user_id=root_id).exists()
     # ... and the next fall below warns again, once
-    await m.User.filter(id=root_id).update(quota=50_000 - await server.gateway.ledger.held_for("user", root_id))
+    user = await row_with_held("user", root_id, "quota")
+    assert user is not None
+    await m.User.filter(id=root_id).update(quota=50_000 - user["held"])
     await _ask(server, key)
     await _settled(server)
     await receiver.wait_for(2)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from tortoise.exceptions import OperationalError
 
@@ -362,9 +362,3 @@ class QuotaLedger:
             here = (lease.free if lease is not None else 0) + await read_balance(kind, ref_id)
             found = here if found is None else min(found, here)
         return max(0, found or 0)
-
-    async def held_for(self, kind: str, ref_id: int) -> int:
-        """Quota leased out of this balance by all workers (still the owner's money)."""
-        # tortoise types values_list(flat=True) as a list of tuples; flat, it is the values
-        rows = cast("list[int]", await m.QuotaLease.filter(kind=kind, ref_id=ref_id).values_list("held", flat=True))
-        return int(sum(rows))

@@ -653,7 +653,7 @@ class StorageConformance:
             assert t.remain_quota + token_held + t.used_quota == token_initial
             assert t.used_quota == consumed
             assert (await m.Channel.get(id=channel.id)).used_quota == consumed
-            assert await ledger.held_for("user", user.id) == held
+            assert await row_with_held("user", user.id, "quota") == {"quota": u.quota, "held": held}
         finally:
             await ledger.stop()
         # everything not spent went back
