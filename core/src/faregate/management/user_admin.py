@@ -32,7 +32,7 @@ from faregate.management.common import (
 )
 from faregate.management.openapi import Body, Done, Ok, Page, RowId, Shape
 from faregate.management.system import PASSWORD_MAX, USERNAME_MAX, check_password
-from faregate.management.users import DISPLAY_NAME_MAX, Short, Stripped, UserEcho, UserView, user_views
+from faregate.management.users import DISPLAY_NAME_MAX, Short, Stripped, UserEcho, UserView, user_view_of, user_views
 from faregate.principals import Principal
 from faregate.security.passwords import hash_password_async
 
@@ -133,7 +133,7 @@ async def update_user(data: UserUpdate, me: Principal) -> Response:
     await gw.feed.publish("user", row.id)
     if "password_hash" in fields:  # a password set by an admin ends the user's sessions
         await revoke_sessions(gw.feed, row.id)
-    return ok(user_views([await with_held("user", m.User.filter(id=row.id)).get()])[0])
+    return ok(await user_view_of(row.id))
 
 
 class ManageUser(Body):

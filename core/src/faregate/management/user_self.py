@@ -23,7 +23,6 @@ from faregate.accounts.user_settings import (
     stored_settings,
 )
 from faregate.billing.groups import AUTO
-from faregate.billing.leases import with_held
 from faregate.billing.pricing import MAX_QUOTA
 from faregate.db import models as m
 from faregate.management.common import BadInput, fail, gateway, ok, public, require
@@ -38,7 +37,7 @@ from faregate.management.users import (
     Stripped,
     UserEcho,
     UserView,
-    user_views,
+    user_view_of,
 )
 from faregate.management.verification import enrolled_methods, guess_key, recently_verified
 from faregate.net import allowed_categories
@@ -190,7 +189,7 @@ async def update_self(data: SelfUpdate, me: Principal) -> Response:
         await gateway().feed.publish("user", row.id)
         if "password_hash" in fields:  # every other session of the user ends; this one is re-issued
             await renew_own_session(gateway().feed, row.id)
-    return ok(user_views([await with_held("user", m.User.filter(id=row.id)).get()])[0])
+    return ok(await user_view_of(row.id))
 
 
 @blueprint.delete("/api/user/self")
