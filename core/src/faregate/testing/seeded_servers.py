@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import atexit
 import copy
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from faregate import jsonutil
 from faregate.db.storage import migrate
+from faregate.testing.pytest_plugin import unique_db_name
 
 MYSQL_ENGINE = "tortoise.backends.mysql"
 POSTGRES_ENGINE = "tortoise.backends.asyncpg"
@@ -38,7 +38,7 @@ async def migrated(config: dict[str, Any]) -> None:
     key = jsonutil.dumps_str([engine, credentials["host"], credentials["port"], config["apps"]])
     template = _templates.get(key)
     if template is None:
-        template = f"faregate_template_{uuid.uuid4().hex[:12]}"
+        template = unique_db_name("faregate_template")
         await _run(engine, credentials, [_create(engine, template)])
         atexit.register(_drop_template, engine, dict(credentials), template)
         template_config = copy.deepcopy(config)
