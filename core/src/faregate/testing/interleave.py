@@ -13,14 +13,15 @@ import pytest
 
 
 def after_select(monkeypatch: pytest.MonkeyPatch, action: Callable[[], Awaitable[object]], *,
-                 containing: str = "") -> list[Callable[[], Awaitable[object]]]:
+                 containing: str = "", skip: int = 0) -> list[Callable[[], Awaitable[object]]]:
     """Run ``action`` once, right after the next ``SELECT`` (holding ``containing``) that the
-    default tortoise connection's client runs, once its lock is free again. Returns the list
-    that holds ``action`` until it ran: empty afterwards (a test asserts it ran); put another
-    action in it to run it after the next such ``SELECT``."""
+    default tortoise connection's client runs, once its lock is free again; with ``skip``, after
+    the one that many such ``SELECT``s later. Returns the list that holds ``action`` until it
+    ran: empty afterwards (a test asserts it ran); put another action in it to run it after the
+    next such ``SELECT``."""
     from tortoise import connections
 
-    pending: list[Callable[[], Awaitable[object]]] = [action]
+    pending: list[Callable[[], Awaitable[object]]] = [action, *[_nothing] * skip]  # taken from its end
     client = type(connections.get("default"))
 
     def wrapped(name: str) -> Any:
@@ -36,6 +37,10 @@ def after_select(monkeypatch: pytest.MonkeyPatch, action: Callable[[], Awaitable
     for name in ("execute_query", "execute_query_dict"):
         monkeypatch.setattr(client, name, wrapped(name))
     return pending
+
+
+async def _nothing() -> None:
+    """A ``SELECT`` passed over (``after_select``'s ``skip``)."""
 
 
 def flush_dying_at_commit(monkeypatch: pytest.MonkeyPatch, *, landed: bool) -> list[int]:
